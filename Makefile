@@ -1,0 +1,39 @@
+# Thin wrapper over meson. `make demo` and `make test` work on a fresh Debian 12 machine.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+DB ?= orders.db
+
+.PHONY: deps build demo test test-asan bench torture format clean
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --buildtype=debugoptimized
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+demo: build
+	rm -f $(DB) $(DB)-wal $(DB)-shm
+	$(BUILD)/examples/orders/orders $(DB)
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+test-asan: deps $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C $(ASAN_BUILD) --print-errorlogs --timeout-multiplier 3
+
+test: build
+	meson test -C $(BUILD) --print-errorlogs
+	$(MAKE) test-asan
+
+bench: build
+	$(BUILD)/bench/sluice-bench
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,84 @@
+// Consumers: named readers of topics, each with its own delivery state per event.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/event.hpp"
+#include "sluice/retry_policy.hpp"
+
+namespace sluice {
+
+enum class DeliveryMode {
+  // The handler runs inside the delivery transaction: its writes, the inbox row and the delivery
+  // state commit together. Effect exactly once. Handlers must be quick.
+  kInTransaction,
+  // The handler runs with no lock held; the delivery is marked done in a short transaction after
+  // it returns. Effect at least once: pass event.id downstream as the idempotency key.
+  kOutsideTransaction,
+};
+
+enum class StartFrom {
+  // A consumer registered after events were enqueued receives only later events.
+  kNow,
+  // It receives every event still retained in the file.
+  kOldest,
+};
+
+struct ConsumerOptions {
+  DeliveryMode mode = DeliveryMode::kInTransaction;
+  // Handle events with equal keys in enqueue order. An event waiting for its retry holds back
+  // later events of its key only; a dead-lettered event parks its key until it is replayed or
+  // discarded.
+  bool ordered = false;
+  StartFrom start_from = StartFrom::kNow;
+  // Overrides Options::retry for this consumer.
+  std::optional<RetryPolicy> retry;
+};
+
+// Not thread-safe: valid only during the handler call it is passed to.
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual const std::string& consumer() const = 0;
+  // 1 for the first attempt.
+  virtual int attempt() const = 0;
+  // The connection whose transaction is open for this delivery. Throws TransactionError for an
+  // outside-transaction consumer. Committing or rolling back on it raises TransactionError.
+  virtual SQLite::Database& db() = 0;
+  // Enqueues an event in the delivery transaction (in-transaction consumers only).
+  virtual EnqueueResult enqueue(const NewEvent& event) = 0;
+  // Asks to be called again after `delay` without spending an attempt. The handler's writes
+  // are rolled back.
+  virtual void snooze(Duration delay) = 0;
+};
+
+// Returns normally: delivered. Throws PermanentError: dead-lettered at once. Throws anything
+// else: retried by the consumer's policy.
+using Handler = std::function<void(const Event&, Context&)>;
+
+// What became of one event handed to a BatchHandler.
+struct Outcome {
+  enum class Kind { kDone, kRetry, kPermanent, kSnooze };
+  Kind kind = Kind::kDone;
+  // Error text recorded for kRetry and kPermanent.
+  std::string error;
+  // For kSnooze: when to try again. Snoozing spends no attempt.
+  Duration delay{0};
+
+  static Outcome done() { return {}; }
+  static Outcome retry(std::string error) { return {Kind::kRetry, std::move(error), {}}; }
+  static Outcome permanent(std::string error) { return {Kind::kPermanent, std::move(error), {}}; }
+  static Outcome snooze(Duration delay) { return {Kind::kSnooze, {}, delay}; }
+};
+
+// For outside-transaction consumers that handle a batch at once (e.g. a broker publish with
+// many acknowledgements outstanding). Returns one Outcome per event, in the same order.
+// Throwing counts as kRetry for every event of the batch.
+using BatchHandler = std::function<std::vector<Outcome>(const std::vector<Event>& events)>;
+
+}  // namespace sluice

@@ -1,0 +1,42 @@
+// Opening a file for sluice: pragmas, schema creation and migration.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <string>
+
+#include "sluice/options.hpp"
+
+namespace sluice {
+
+// The sluice schema version this library writes.
+int schema_version();
+
+enum class OpenMode {
+  // Create the file if it does not exist.
+  kCreate,
+  // The file must exist; NotFound otherwise. Used by tools that must never create a file.
+  kExisting,
+};
+
+// Opens `path` (a file or ":memory:") for sluice: WAL journal (files only), the busy timeout and
+// synchronous level from `options`, foreign keys on. Creates or migrates the sluice schema in its
+// own transaction. Throws NotFound (kExisting and no file), NotADatabaseError,
+// CorruptDatabaseError, SchemaVersionError (file newer than the library) or DatabaseError.
+// The returned connection belongs to the calling thread's use only.
+SQLite::Database open_database(const std::string& path, const Options& options = {},
+                               OpenMode mode = OpenMode::kCreate);
+
+// Applies sluice's pragmas (busy handling, synchronous, WAL for files) to a connection the app
+// opened itself.
+void configure_connection(SQLite::Database& db, const Options& options = {});
+
+// Creates or migrates the sluice schema on `db`. Throws TransactionError if a transaction is
+// open on `db` and work is needed, SchemaVersionError for a newer schema. Returns the version
+// found before migration (0 for a file without sluice tables).
+int ensure_schema(SQLite::Database& db);
+
+// The sluice schema version stored in `db`, 0 if it has no sluice tables. Never writes.
+int stored_schema_version(SQLite::Database& db);
+
+}  // namespace sluice

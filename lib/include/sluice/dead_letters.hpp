@@ -1,0 +1,60 @@
+// Dead letters: (event, consumer) pairs that failed for good, and the operations on them.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/clock.hpp"
+#include "sluice/options.hpp"
+
+namespace sluice {
+
+struct DeadLetter {
+  std::string event_id;
+  std::int64_t event_seq = 0;
+  std::string consumer;
+  std::string topic;
+  std::string key;
+  // "permanent" (handler threw PermanentError), "exhausted" (max attempts spent) or "crashed"
+  // (the process died during its last attempt).
+  std::string reason;
+  std::string last_error;
+  int attempts = 0;
+  TimePoint first_failed_at;
+  TimePoint last_failed_at;
+  // Set once discarded: the dead letter stays as an audit record with the operator's note.
+  bool discarded = false;
+  std::string note;
+};
+
+// Which dead letters an operation applies to. Empty fields match everything.
+struct DeadLetterFilter {
+  std::vector<std::string> event_ids;
+  std::string consumer;
+  std::string topic;
+  // last_failed_at in [since, until).
+  std::optional<TimePoint> since;
+  std::optional<TimePoint> until;
+  // Substring of last_error.
+  std::string error_contains;
+  // Include discarded (audit) records; list only.
+  bool include_discarded = false;
+};
+
+// Dead letters matching `filter`, oldest failure first. Throws NotFound for an unknown consumer.
+std::vector<DeadLetter> list_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter);
+
+// Puts matching dead letters back to pending with attempts reset, in short transactions.
+// Returns how many were replayed. The key they parked is unparked.
+long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                              const Options& options = {});
+
+// Marks matching dead letters discarded with `note` (non-empty) as an audit record; their keys
+// are unparked. Returns how many.
+long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                               const std::string& note, const Options& options = {});
+
+}  // namespace sluice

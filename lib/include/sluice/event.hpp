@@ -1,0 +1,66 @@
+// Events: what a producer hands to the outbox and what a handler receives.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "sluice/clock.hpp"
+
+namespace sluice {
+
+using Headers = std::map<std::string, std::string>;
+
+// An event to enqueue. Only `topic` is required.
+struct NewEvent {
+  // Routing name, e.g. "order.placed". Non-empty.
+  std::string topic;
+  // A JSON document (object, array or scalar), validated on enqueue.
+  std::string payload = "{}";
+  // Free-form string headers, e.g. a trace ID.
+  Headers headers;
+  // Ordering key: an ordered consumer handles events with equal keys in enqueue order.
+  // Empty means unkeyed.
+  std::string key;
+  // The idempotency key. Empty means "generate one" (time-ordered, unique). A second event with
+  // an ID already in the file is a duplicate and is not stored.
+  std::string id;
+  // Domain dedup key naming one business operation, e.g. "order-42:paid". Empty means none.
+  // A second event with the same topic and dedup key is a duplicate and is not stored.
+  std::string dedup_key;
+  // Not delivered before this time.
+  std::optional<TimePoint> not_before;
+};
+
+// A stored event.
+struct Event {
+  // Position in the file: strictly increasing in commit order, never reused.
+  std::int64_t seq = 0;
+  std::string id;
+  std::string topic;
+  std::string payload;
+  Headers headers;
+  std::string key;
+  std::string dedup_key;
+  TimePoint created_at;
+  std::optional<TimePoint> not_before;
+};
+
+// Result of enqueue or receive. A duplicate is an expected outcome, not an error.
+struct EnqueueResult {
+  enum class Status { kStored, kDuplicateId, kDuplicateDedupKey };
+  Status status = Status::kStored;
+  // The stored event's ID; for a duplicate, the ID of the event already in the file.
+  std::string id;
+  // The stored event's seq; for a duplicate, the existing event's seq.
+  std::int64_t seq = 0;
+
+  bool duplicate() const { return status != Status::kStored; }
+};
+
+// A new time-ordered unique event ID: 26 characters of Crockford base32 (48 bits of
+// milliseconds, 80 random bits), strictly increasing within this process. Thread-safe.
+std::string generate_event_id(TimePoint now);
+
+}  // namespace sluice

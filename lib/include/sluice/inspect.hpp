@@ -1,0 +1,61 @@
+// Read-only views of events and their delivery history, for tools and tests.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/event.hpp"
+
+namespace sluice {
+
+// One consumer's view of one event.
+struct DeliveryStatus {
+  std::string consumer;
+  // "pending", "claimed", "retrying", "delivered", "dead", "discarded", or "not-yet" (the
+  // consumer's cursor has not reached it).
+  std::string state;
+  int attempts = 0;
+  std::optional<TimePoint> next_attempt_at;
+  std::optional<TimePoint> delivered_at;
+  std::string last_error;
+};
+
+// One recorded attempt that did not simply succeed at once.
+struct AttemptRecord {
+  std::string consumer;
+  int attempt = 0;
+  TimePoint at;
+  // "retry", "permanent", "exhausted", "crashed", "snoozed", "delivered", "replayed",
+  // "discarded", "backfilled".
+  std::string outcome;
+  std::string error;
+};
+
+struct EventFilter {
+  std::string topic;
+  // Only events this consumer subscribes to; with `state`, in that state for it.
+  std::string consumer;
+  std::string state;
+  std::optional<TimePoint> since;
+  // Events with seq greater than this.
+  std::int64_t after_seq = 0;
+  int limit = 100;
+};
+
+// Events matching `filter`, oldest first. Throws NotFound for an unknown consumer,
+// InvalidArgument for an unknown state or a state without a consumer.
+std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter);
+
+// The event with this ID. Throws NotFound.
+Event find_event(SQLite::Database& db, const std::string& event_id);
+
+// Per subscribed consumer, the event's delivery state.
+std::vector<DeliveryStatus> delivery_statuses(SQLite::Database& db, const Event& event);
+
+// The event's attempt history, oldest first.
+std::vector<AttemptRecord> attempt_history(SQLite::Database& db, const Event& event);
+
+}  // namespace sluice

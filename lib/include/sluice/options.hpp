@@ -1,0 +1,46 @@
+// Options shared by every sluice entry point. Plain values with documented defaults.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "sluice/clock.hpp"
+#include "sluice/log.hpp"
+#include "sluice/retry_policy.hpp"
+
+namespace sluice {
+
+enum class Synchronous {
+  // Every commit is on disk when it returns: survives power loss. The default.
+  kFull,
+  // Survives an app crash; may lose the last commits (never half of one) on power loss.
+  kNormal,
+};
+
+struct Options {
+  // PRAGMA synchronous for connections sluice opens.
+  Synchronous synchronous = Synchronous::kFull;
+  // How long a statement waits for another connection's write lock before SQLITE_BUSY.
+  Duration busy_timeout = std::chrono::seconds(10);
+  // Largest accepted payload, in bytes of JSON text.
+  std::size_t max_payload_bytes = 1 << 20;
+  // How often an idle worker checks the file for commits made by other processes
+  // (PRAGMA data_version). Commits in the same process wake it at once.
+  Duration poll_interval = std::chrono::milliseconds(100);
+  // Most events one delivery transaction handles.
+  int batch_size = 512;
+  // A delivery transaction ends once it has held the write lock this long, so the app's own
+  // writes never wait long.
+  Duration batch_time_budget = std::chrono::milliseconds(50);
+  // How long a claim is expected to take; a claim past its lease is reported by `check`.
+  // A claim is taken over only when the process that made it is gone.
+  Duration claim_lease = std::chrono::seconds(30);
+  // Retry policy of consumers that do not set their own.
+  RetryPolicy retry;
+  // Time source; null means the system clock.
+  std::shared_ptr<Clock> clock;
+  // Log sink; null means silent.
+  std::shared_ptr<LogSink> log;
+};
+
+}  // namespace sluice

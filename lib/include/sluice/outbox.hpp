@@ -1,0 +1,49 @@
+// The transactional outbox: events enqueued in the same transaction as the app's own writes.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <memory>
+#include <vector>
+
+#include "sluice/event.hpp"
+#include "sluice/options.hpp"
+
+namespace sluice {
+
+// Not thread-safe: bound to one connection and used where that connection is used. Must not
+// outlive the connection. Keeps its prepared statements for the connection's lifetime.
+class Outbox {
+ public:
+  // Binds to `db`, creating or migrating the sluice schema if needed (not inside a transaction).
+  explicit Outbox(SQLite::Database& db, Options options = {});
+  ~Outbox();
+  Outbox(const Outbox&) = delete;
+  Outbox& operator=(const Outbox&) = delete;
+
+  // Appends `event` inside the transaction the caller has open on the connection; it commits or
+  // rolls back with the caller's own writes. Throws TransactionError if no transaction is open,
+  // InvalidArgument for an empty topic, malformed JSON or an oversized payload. A duplicate
+  // (existing event ID, or dedup key already used in the topic) writes nothing, leaves the
+  // transaction usable and returns a result naming the existing event.
+  EnqueueResult enqueue(const NewEvent& event);
+
+  // enqueue() for each event in order, in the caller's open transaction. All events are
+  // validated before any is written.
+  std::vector<EnqueueResult> enqueue_batch(const std::vector<NewEvent>& events);
+
+  // enqueue() in a transaction of its own (BEGIN IMMEDIATE ... COMMIT).
+  EnqueueResult enqueue_now(const NewEvent& event);
+
+  // Ingests an event that arrived from outside (a relay, a broker) with its own ID, which is
+  // required. The first arrival is stored and reaches every subscribed consumer; a later arrival
+  // of the same ID returns kDuplicateId without effect. Joins the caller's transaction if one is
+  // open, else commits in its own.
+  EnqueueResult receive(const NewEvent& event);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,18 @@
+// Umbrella header: everything an app needs from sluice.
+#pragma once
+
+#include "sluice/backfill.hpp"
+#include "sluice/clock.hpp"
+#include "sluice/consumer.hpp"
+#include "sluice/database.hpp"
+#include "sluice/dead_letters.hpp"
+#include "sluice/error.hpp"
+#include "sluice/event.hpp"
+#include "sluice/inspect.hpp"
+#include "sluice/log.hpp"
+#include "sluice/options.hpp"
+#include "sluice/outbox.hpp"
+#include "sluice/retention.hpp"
+#include "sluice/retry_policy.hpp"
+#include "sluice/stats.hpp"
+#include "sluice/worker.hpp"

@@ -1,0 +1,40 @@
+// Pipeline statistics, read from the file so every process sees the same numbers.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <string>
+#include <vector>
+
+#include "sluice/options.hpp"
+
+namespace sluice {
+
+struct ConsumerStats {
+  std::string consumer;
+  std::vector<std::string> topics;
+  // Events waiting for a first or further attempt (due or not).
+  long long pending = 0;
+  // Events claimed by a worker right now.
+  long long claimed = 0;
+  // Pending events that have failed at least once.
+  long long retrying = 0;
+  // Dead letters not discarded.
+  long long dead = 0;
+  long long delivered_total = 0;
+  long long retries_total = 0;
+  // Age of the oldest pending event; 0 when none.
+  Duration lag{0};
+  // Keys held back by a dead letter (ordered consumers).
+  long long parked_keys = 0;
+};
+
+// One row per consumer, by name.
+std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& options = {});
+
+// Prometheus text exposition (version 0.0.4) of consumer_stats(): sluice_backlog,
+// sluice_lag_seconds, sluice_claimed, sluice_retrying, sluice_dead_letters,
+// sluice_delivered_total, sluice_retries_total, sluice_parked_keys, each labelled by consumer.
+std::string metrics_text(SQLite::Database& db, const Options& options = {});
+
+}  // namespace sluice

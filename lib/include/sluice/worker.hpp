@@ -1,0 +1,69 @@
+// The worker: delivers events from the file to registered handlers.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <memory>
+#include <string>
+
+#include "sluice/consumer.hpp"
+#include "sluice/options.hpp"
+
+namespace sluice {
+
+// What one run_until_idle() call did.
+struct DrainResult {
+  // Handler calls that returned normally (or events already seen, skipped).
+  long long delivered = 0;
+  // Failed attempts scheduled for a retry, and snoozes.
+  long long retried = 0;
+  // Events dead-lettered.
+  long long dead_lettered = 0;
+};
+
+// start(), stop() and the destructor are thread-safe; subscribe() and run_until_idle() must not
+// run concurrently with a started worker. The worker's connection is used only by the worker's
+// own thread (or by the caller's thread in run_until_idle()).
+class Worker {
+ public:
+  // Opens its own connection to `path` (created and migrated if needed).
+  explicit Worker(const std::string& path, Options options = {});
+  // Uses the caller's connection, e.g. for ":memory:". Such a worker only delivers in
+  // run_until_idle(); start() throws TransactionError. `db` must outlive the worker.
+  Worker(SQLite::Database& db, Options options = {});
+  // Stops the worker if started.
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Registers `handler` for `topic` under consumer `consumer`, recording the consumer and its
+  // subscription in the file (so other processes see them). A consumer may take several topics;
+  // several consumers may take one topic. `options` must be the same on every call for one
+  // consumer. Throws InvalidArgument on an empty name or topic, a mismatch, or a second handler
+  // for the same (consumer, topic).
+  void subscribe(const std::string& consumer, const std::string& topic, Handler handler,
+                 const ConsumerOptions& options = {});
+
+  // As subscribe(), for an outside-transaction consumer that takes whole batches.
+  void subscribe_batch(const std::string& consumer, const std::string& topic,
+                       BatchHandler handler, ConsumerOptions options = {});
+
+  // Starts delivering on a background thread. It wakes at once on a commit made through an
+  // Outbox in this process and polls for other processes' commits every poll_interval.
+  void start();
+
+  // Finishes the batch in hand, leaves nothing claimed, and joins the thread. Idempotent.
+  void stop();
+
+  // Delivers in the calling thread until nothing is due at the clock's current time.
+  DrainResult run_until_idle();
+
+  // The worker's connection. For tests and tools; not while started.
+  SQLite::Database& db();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice
