@@ -169,7 +169,11 @@ bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
   has_work_.bind(1, static_cast<int64_t>(spec.id));
   has_work_.bind(2, static_cast<int64_t>(ms(now)));
   has_work_.bindNoCopy(3, identity_.owner());
-  return has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
+  const bool work = has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
+  // A statement left stepping keeps its read snapshot, and BEGIN IMMEDIATE on a stale snapshot
+  // fails with SQLITE_BUSY at once instead of waiting.
+  has_work_.reset();
+  return work;
 }
 
 void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result) {
