@@ -500,14 +500,15 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
                                          claim.items.begin() + end);
     const std::vector<Outcome> outcomes = run_outside(spec, group, failed_keys);
     const std::size_t start = claim.next;
+    StepResult committed;
     try {
       WriteTransaction tx(db_);
       const TimePoint now = clock_->now();
       for (std::size_t i = 0; i < group.size(); ++i) {
-        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, result);
+        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, committed);
       }
       claim.next = end;
-      next = finish_step(spec, claim, start, stopping, now, result);
+      next = finish_step(spec, claim, start, stopping, now, committed);
       SLUICE_CRASH_POINT("before-commit");
       tx.commit();
       SLUICE_CRASH_POINT("after-commit");
@@ -515,6 +516,11 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       claim.next = start;
       throw;
     }
+    result.progressed = true;
+    result.delivered += committed.delivered;
+    result.retried += committed.retried;
+    result.snoozed += committed.snoozed;
+    result.dead_lettered += committed.dead_lettered;
   }
   in_hand = std::move(next);
   return result;
