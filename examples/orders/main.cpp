@@ -162,7 +162,8 @@ int main(int argc, char** argv) {
 
     std::cout << "\nBackfill: re-feed billing every retained event (the state check must hold):\n";
     const std::string first_event = sluice::list_events(db, {.limit = 1}).at(0).id;
-    const long long queued = sluice::backfill(db, "billing", {.from_event_id = first_event}, options);
+    const long long queued =
+        sluice::backfill(db, "billing", {.from_event_id = first_event}, options);
     std::cout << "  queued " << queued << " events for billing\n";
     wait_until_drained(db);
     worker.stop();
@@ -170,8 +171,9 @@ int main(int argc, char** argv) {
     std::cout << "\nWhat happened:\n";
     const long long placed = count(db, "SELECT count(*) FROM orders");
     const long long charged = count(db, "SELECT count(*) FROM charges");
-    const long long double_charged = count(
-        db, "SELECT count(*) FROM (SELECT order_id FROM charges GROUP BY order_id HAVING count(*) > 1)");
+    const long long double_charged = count(db,
+                                           "SELECT count(*) FROM (SELECT order_id FROM charges "
+                                           "GROUP BY order_id HAVING count(*) > 1)");
     std::cout << "  orders placed: " << placed << ", charged: " << charged
               << ", charged twice: " << double_charged << "\n";
     for (const auto& stats : sluice::consumer_stats(db)) {

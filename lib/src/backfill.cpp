@@ -69,12 +69,13 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
     while (true) {
       WriteTransaction tx(db);
       const TimePoint now = clock->now();
-      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kFrom +
-                                       sql.clause() + " AND e.seq > ? ORDER BY e.seq LIMIT " +
+      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kFrom + sql.clause() +
+                                       " AND e.seq > ? ORDER BY e.seq LIMIT " +
                                        std::to_string(kBatch));
       const int next = sql.bind(select);
       select.bind(next, static_cast<int64_t>(after));
-      SQLite::Statement forget(db, "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
+      SQLite::Statement forget(db,
+                               "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
       SQLite::Statement queue(
           db,
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "

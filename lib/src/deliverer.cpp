@@ -89,14 +89,14 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       claimed_rows_(db, event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e "
                                     "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
                                     "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
-      due_rows_(db, event_query(
-                        ", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
-                        "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
-                        "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
-                        "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
-                        "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
-                        "d.event_seq AND b.state IN " +
-                        std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
+      due_rows_(db,
+                event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
+                            "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
+                            "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
+                            "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
+                            "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
+                            "d.event_seq AND b.state IN " +
+                            std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -104,9 +104,10 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                                     "WHERE e.seq > ?1 AND e.seq <= ?2 AND s.consumer_id = ?3 AND "
                                     "s.topic = e.topic AND e.seq > s.start_seq "
                                     "ORDER BY e.seq LIMIT ?4")),
-      key_blocked_(db, "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
-                       "event_seq < ? AND state IN " +
-                           std::string(kBlockingStates) + " LIMIT 1"),
+      key_blocked_(db,
+                   "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
+                   "event_seq < ? AND state IN " +
+                       std::string(kBlockingStates) + " LIMIT 1"),
       write_delivery_(
           db,
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
@@ -203,7 +204,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     unhandled_in_range_.bind(1, static_cast<int64_t>(claim.from_seq));
     unhandled_in_range_.bind(2, static_cast<int64_t>(claim.to_seq));
     unhandled_in_range_.bind(3, static_cast<int64_t>(spec.id));
-    while (unhandled_in_range_.executeStep()) victims.emplace_back(read_event(unhandled_in_range_), 1);
+    while (unhandled_in_range_.executeStep())
+      victims.emplace_back(read_event(unhandled_in_range_), 1);
     claimed_rows_.reset();
     claimed_rows_.bind(1, static_cast<int64_t>(spec.id));
     claimed_rows_.bind(2, static_cast<int64_t>(claim.id));
@@ -211,7 +213,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
       victims.emplace_back(read_event(claimed_rows_),
                            claimed_rows_.getColumn(kEventColumnCount).getInt());
     }
-    for (const auto& [event, attempt] : victims) record_crash(spec, event, attempt, error, now, result);
+    for (const auto& [event, attempt] : victims)
+      record_crash(spec, event, attempt, error, now, result);
     delete_claim_.reset();
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
     delete_claim_.exec();
@@ -453,8 +456,9 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     guard_.disarm();
     if (guard_.violated()) {
       failure = Failure::kPermanent;
-      error = "the handler tried to begin, commit or roll back sluice's delivery transaction; "
-              "sluice commits it (use ctx.db() for writes only)";
+      error =
+          "the handler tried to begin, commit or roll back sluice's delivery transaction; "
+          "sluice commits it (use ctx.db() for writes only)";
     }
     if (!in_transaction(db_)) {
       throw DatabaseError("sluice: deliver: the delivery transaction was rolled back while '" +
@@ -550,10 +554,10 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
     try {
       results = batch_handler->second(batch);
       if (results.size() != batch.size()) {
-        results.assign(batch.size(),
-                       Outcome::retry("the batch handler returned " +
-                                      std::to_string(results.size()) + " outcomes for " +
-                                      std::to_string(batch.size()) + " events"));
+        results.assign(
+            batch.size(),
+            Outcome::retry("the batch handler returned " + std::to_string(results.size()) +
+                           " outcomes for " + std::to_string(batch.size()) + " events"));
       }
     } catch (const PermanentError& e) {
       results.assign(batch.size(), Outcome::permanent(e.what()));
@@ -568,7 +572,8 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
   const auto handler = spec.handlers.find(topic);
   const std::size_t i = batch_index.front();
   if (handler == spec.handlers.end()) {
-    outcomes[i] = Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
+    outcomes[i] =
+        Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
     return outcomes;
   }
   HandlerContext context(spec.name, items[i].attempt, nullptr, nullptr);
@@ -599,17 +604,17 @@ void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const
       return;
     case Outcome::Kind::kSnooze:
       if (!event.key.empty()) failed_keys.insert(event.key);
-      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay,
-                     std::nullopt, false, "snoozed", {}, std::nullopt);
+      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, std::nullopt,
+                     false, "snoozed", {}, std::nullopt);
       ++result.snoozed;
       return;
     case Outcome::Kind::kRetry:
     case Outcome::Kind::kPermanent:
       if (!event.key.empty()) failed_keys.insert(event.key);
-      record_failure(spec, item,
-                     outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent
-                                                               : Failure::kRetry,
-                     outcome.error, now, result);
+      record_failure(
+          spec, item,
+          outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent : Failure::kRetry,
+          outcome.error, now, result);
       return;
   }
 }
@@ -652,7 +657,8 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
 void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt,
                              const std::string& error, TimePoint now, StepResult& result) {
   if (attempt >= spec.retry.max_attempts) {
-    write_delivery(spec.id, event, "dead", attempt, now, std::nullopt, false, "crashed", error, now);
+    write_delivery(spec.id, event, "dead", attempt, now, std::nullopt, false, "crashed", error,
+                   now);
     write_history(spec.id, event.seq, attempt, now, "crashed", error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
@@ -734,8 +740,8 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.exec();
 }
 
-void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt,
-                              TimePoint at, const char* outcome, const std::string& error) {
+void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
+                              const char* outcome, const std::string& error) {
   write_history_.reset();
   write_history_.bind(1, static_cast<int64_t>(consumer_id));
   write_history_.bind(2, static_cast<int64_t>(seq));

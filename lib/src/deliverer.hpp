@@ -87,8 +87,7 @@ class Deliverer {
                                     bool stopping);
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
-                             std::set<std::string>& failed_keys, TimePoint now,
-                             StepResult& result);
+                             std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
   std::vector<Outcome> run_outside(ConsumerSpec& spec, const std::vector<ClaimedItem>& items,
                                    const std::set<std::string>& failed_keys);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
@@ -110,8 +109,8 @@ class Deliverer {
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
-                      TimePoint next_attempt_at, std::optional<std::int64_t> claim_id,
-                      bool suspect, const char* reason, const std::string& error,
+                      TimePoint next_attempt_at, std::optional<std::int64_t> claim_id, bool suspect,
+                      const char* reason, const std::string& error,
                       std::optional<TimePoint> failed_at);
   void write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
                      const char* outcome, const std::string& error);

@@ -35,8 +35,8 @@ const char* const kConsumerJoins =
     "LEFT JOIN sluice_inbox i ON i.consumer_id = c.id AND i.event_id = e.id";
 
 const std::set<std::string>& known_states() {
-  static const std::set<std::string> states = {"pending", "claimed",  "retrying",
-                                               "delivered", "dead", "discarded"};
+  static const std::set<std::string> states = {"pending",   "claimed", "retrying",
+                                               "delivered", "dead",    "discarded"};
   return states;
 }
 
@@ -76,8 +76,8 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
 
 Event find_event(SQLite::Database& db, const std::string& event_id) {
   return guarded("find event", [&] {
-    SQLite::Statement select(db, std::string("SELECT ") + kEventColumns +
-                                     " FROM sluice_events e WHERE e.id = ?");
+    SQLite::Statement select(
+        db, std::string("SELECT ") + kEventColumns + " FROM sluice_events e WHERE e.id = ?");
     select.bind(1, event_id);
     if (!select.executeStep()) throw NotFound("sluice: no event with ID '" + event_id + "'");
     return read_event(select);

@@ -70,10 +70,12 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
     const std::int64_t now = ms(clock->now());
     std::vector<ConsumerStats> all;
     SQLite::Statement consumers(
-        db, "SELECT id, name, cursor, delivered_total, retries_total FROM sluice_consumers "
-            "ORDER BY name");
-    SQLite::Statement topics(db, "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
-                                 "ORDER BY topic");
+        db,
+        "SELECT id, name, cursor, delivered_total, retries_total FROM sluice_consumers "
+        "ORDER BY name");
+    SQLite::Statement topics(db,
+                             "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
+                             "ORDER BY topic");
     SQLite::Statement backlog(db, kBacklog);
     SQLite::Statement claimed_fresh(db, kClaimedFresh);
     SQLite::Statement deliveries(db, kDeliveryCounts);
@@ -150,8 +152,8 @@ std::string metrics_text(SQLite::Database& db, const Options& options) {
     out << "# HELP " << metric.name << ' ' << metric.help << '\n';
     out << "# TYPE " << metric.name << ' ' << metric.type << '\n';
     for (const ConsumerStats& stats : all) {
-      out << metric.name << "{consumer=\"" << label(stats.consumer) << "\"} "
-          << metric.value(stats) << '\n';
+      out << metric.name << "{consumer=\"" << label(stats.consumer) << "\"} " << metric.value(stats)
+          << '\n';
     }
   }
   return out.str();

@@ -52,7 +52,8 @@ struct Worker::Impl {
       db = borrowed;
       ensure_schema(*db);
     }
-    deliverer = guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
+    deliverer =
+        guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
     signal = CommitSignal::of(*db);
     data_version = std::make_unique<SQLite::Statement>(*db, "PRAGMA data_version");
   }
@@ -92,9 +93,8 @@ struct Worker::Impl {
   bool round(bool stopping, DrainResult& totals) {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
-      const StepResult step = guarded("deliver", [&] {
-        return deliverer->step(consumer.spec, consumer.in_hand, stopping);
-      });
+      const StepResult step = guarded(
+          "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;
