@@ -9,6 +9,7 @@
 #include "event_codec.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -19,8 +20,6 @@ namespace {
 constexpr std::int64_t kScanWindow = 16384;
 
 const char* const kBlockingStates = "('pending', 'claimed', 'dead')";
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // Errors of the storage rather than of the handler: the whole transaction is abandoned and the
 // claim retried later, without spending an attempt.
@@ -168,7 +167,7 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
 bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
   has_work_.reset();
   has_work_.bind(1, static_cast<int64_t>(spec.id));
-  has_work_.bind(2, static_cast<int64_t>(ms(now)));
+  has_work_.bind(2, static_cast<int64_t>(to_millis(now)));
   has_work_.bindNoCopy(3, identity_.owner());
   const bool work = has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
   // A statement left stepping keeps its read snapshot, and BEGIN IMMEDIATE on a stale snapshot
@@ -246,8 +245,8 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
   insert_claim_.bind(4, static_cast<int64_t>(cursor));
   insert_claim_.bind(5, static_cast<int64_t>(cursor));
-  insert_claim_.bind(6, static_cast<int64_t>(ms(now + options_.claim_lease)));
-  insert_claim_.bind(7, static_cast<int64_t>(ms(now)));
+  insert_claim_.bind(6, static_cast<int64_t>(to_millis(now + options_.claim_lease)));
+  insert_claim_.bind(7, static_cast<int64_t>(to_millis(now)));
   insert_claim_.exec();
   claim.id = db_.getLastInsertRowid();
 
@@ -327,7 +326,7 @@ std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
   std::vector<ClaimedItem> items;
   due_rows_.reset();
   due_rows_.bind(1, static_cast<int64_t>(spec.id));
-  due_rows_.bind(2, static_cast<int64_t>(ms(now)));
+  due_rows_.bind(2, static_cast<int64_t>(to_millis(now)));
   due_rows_.bind(3, suspects_only ? 1 : 0);
   due_rows_.bind(4, spec.options.ordered ? 1 : 0);
   due_rows_.bind(5, limit);
@@ -365,10 +364,7 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
       handle_in_transaction(spec, claim.items[claim.next], failed_keys, now, result);
       ++claim.next;
     }
-    next = finish_step(spec, claim, start, stopping, now, result);
-    SLUICE_CRASH_POINT("before-commit");
-    tx.commit();
-    SLUICE_CRASH_POINT("after-commit");
+    next = commit_step(tx, spec, claim, start, stopping, now, result);
   } catch (...) {
     claim.next = start;
     throw;
@@ -377,8 +373,9 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
   return result;
 }
 
-std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
-                                            bool stopping, TimePoint now, StepResult& result) {
+std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
+                                            std::size_t start, bool stopping, TimePoint now,
+                                            StepResult& result) {
   if (claim.done()) {
     delete_claim_.reset();
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
@@ -399,8 +396,12 @@ std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, st
   result.progressed = true;
   // Claiming the next batch in this transaction saves a commit per batch; the claim is still
   // durable before any of its handlers run.
-  if (!claim.done() || stopping) return std::nullopt;
-  return claim_into(spec, now);
+  std::optional<Claim> next;
+  if (claim.done() && !stopping) next = claim_into(spec, now);
+  SLUICE_CRASH_POINT("before-commit");
+  tx.commit();
+  SLUICE_CRASH_POINT("after-commit");
+  return next;
 }
 
 void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
@@ -512,10 +513,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
         apply_outcome(spec, group[i], outcomes[i], failed_keys, now, committed);
       }
       claim.next = end;
-      next = finish_step(spec, claim, start, stopping, now, committed);
-      SLUICE_CRASH_POINT("before-commit");
-      tx.commit();
-      SLUICE_CRASH_POINT("after-commit");
+      next = commit_step(tx, spec, claim, start, stopping, now, committed);
     } catch (...) {
       claim.next = start;
       throw;
@@ -697,7 +695,7 @@ bool Deliverer::mark_seen(std::int64_t consumer_id, const std::string& event_id,
   insert_inbox_.reset();
   insert_inbox_.bind(1, static_cast<int64_t>(consumer_id));
   insert_inbox_.bindNoCopy(2, event_id);
-  insert_inbox_.bind(3, static_cast<int64_t>(ms(now)));
+  insert_inbox_.bind(3, static_cast<int64_t>(to_millis(now)));
   insert_inbox_.exec();
   return db_.getChanges() > 0;
 }
@@ -723,7 +721,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.bindNoCopy(3, state);
   bind_text_or_null(s, 4, event.key);
   s.bind(5, attempts);
-  s.bind(6, static_cast<int64_t>(ms(next_attempt_at)));
+  s.bind(6, static_cast<int64_t>(to_millis(next_attempt_at)));
   if (claim_id) {
     s.bind(7, static_cast<int64_t>(*claim_id));
   } else {
@@ -733,7 +731,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.bindNoCopy(9, reason);
   bind_text_or_null(s, 10, error);
   if (failed_at) {
-    s.bind(11, static_cast<int64_t>(ms(*failed_at)));
+    s.bind(11, static_cast<int64_t>(to_millis(*failed_at)));
   } else {
     s.bind(11);
   }
@@ -746,7 +744,7 @@ void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int at
   write_history_.bind(1, static_cast<int64_t>(consumer_id));
   write_history_.bind(2, static_cast<int64_t>(seq));
   write_history_.bind(3, attempt);
-  write_history_.bind(4, static_cast<int64_t>(ms(at)));
+  write_history_.bind(4, static_cast<int64_t>(to_millis(at)));
   write_history_.bindNoCopy(5, outcome);
   bind_text_or_null(write_history_, 6, error);
   write_history_.exec();
@@ -769,7 +767,7 @@ void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
 std::optional<TimePoint> Deliverer::next_due(const ConsumerSpec& spec) {
   next_due_.reset();
   next_due_.bind(1, static_cast<int64_t>(spec.id));
-  next_due_.bind(2, static_cast<int64_t>(ms(clock_->now())));
+  next_due_.bind(2, static_cast<int64_t>(to_millis(clock_->now())));
   std::optional<TimePoint> due;
   if (next_due_.executeStep() && !next_due_.getColumn(0).isNull()) {
     due = TimePoint(Duration(next_due_.getColumn(0).getInt64()));

@@ -18,6 +18,7 @@
 #include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
 #include "sluice/outbox.hpp"
+#include "write_transaction.hpp"
 
 namespace sluice {
 
@@ -92,10 +93,11 @@ class Deliverer {
                                    const std::set<std::string>& failed_keys);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                      std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
-  // Records the step's progress on the claim and the counters; returns the next claim when this
-  // one is done (unless stopping).
-  std::optional<Claim> finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
-                                   bool stopping, TimePoint now, StepResult& result);
+  // Records the step's progress on the claim and the counters, claims the next batch when this
+  // one is done (unless stopping), and commits. Returns the next claim.
+  std::optional<Claim> commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
+                                   std::size_t start, bool stopping, TimePoint now,
+                                   StepResult& result);
 
   void delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now, StepResult& result);
   void record_failure(ConsumerSpec& spec, const ClaimedItem& item, Failure failure,

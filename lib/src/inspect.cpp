@@ -9,11 +9,10 @@
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 
 namespace sluice {
 namespace {
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // One consumer's state for event `e`, given its consumer row `c`, its delivery row `d` and its
 // inbox row `i` (both LEFT JOINed).
@@ -63,7 +62,7 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
     }
     sql.where("e.seq > ?", {filter.after_seq});
     if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
-    if (filter.since) sql.where("e.created_at >= ?", {ms(*filter.since)});
+    if (filter.since) sql.where("e.created_at >= ?", {to_millis(*filter.since)});
     SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
                                      sql.clause() + " ORDER BY e.seq LIMIT " +
                                      std::to_string(filter.limit));

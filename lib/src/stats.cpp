@@ -7,11 +7,10 @@
 #include <sstream>
 
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 
 namespace sluice {
 namespace {
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // Per consumer: events past its cursor (never claimed yet), with the oldest one's creation time.
 const char* const kBacklog =
@@ -67,7 +66,7 @@ std::string label(const std::string& value) {
 std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& options) {
   return guarded("read stats", [&] {
     const auto clock = options.clock ? options.clock : system_clock();
-    const std::int64_t now = ms(clock->now());
+    const std::int64_t now = to_millis(clock->now());
     std::vector<ConsumerStats> all;
     SQLite::Statement consumers(
         db,
