@@ -186,7 +186,7 @@ int vfs_current_time_int64(sqlite3_vfs* v, sqlite3_int64* out) {
 
 }  // namespace
 
-FaultVfs::FaultVfs(std::string name) : state_(std::make_unique<State>()) {
+FaultVfs::FaultVfs(std::string name, bool make_default) : state_(std::make_unique<State>()) {
   sqlite3_initialize();
   state_->real = sqlite3_vfs_find(nullptr);
   if (state_->real == nullptr) throw std::runtime_error("FaultVfs: no default SQLite VFS");
@@ -209,7 +209,7 @@ FaultVfs::FaultVfs(std::string name) : state_(std::make_unique<State>()) {
   v.xCurrentTime = vfs_current_time;
   v.xGetLastError = vfs_get_last_error;
   v.xCurrentTimeInt64 = vfs_current_time_int64;
-  if (int rc = sqlite3_vfs_register(&v, 0); rc != SQLITE_OK) {
+  if (int rc = sqlite3_vfs_register(&v, make_default ? 1 : 0); rc != SQLITE_OK) {
     throw std::runtime_error("FaultVfs: registering VFS '" + state_->name +
                              "' failed: " + sqlite3_errstr(rc));
   }

@@ -39,7 +39,8 @@ struct FaultPlan {
 // most one FaultVfs per name; every connection opened on it must be closed before destruction.
 class FaultVfs {
  public:
-  explicit FaultVfs(std::string name);
+  // With `make_default`, also the VFS of every connection opened without a VFS name.
+  explicit FaultVfs(std::string name, bool make_default = false);
   ~FaultVfs();
   FaultVfs(const FaultVfs&) = delete;
   FaultVfs& operator=(const FaultVfs&) = delete;

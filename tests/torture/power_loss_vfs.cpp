@@ -309,7 +309,7 @@ int vfs_current_time_int64(sqlite3_vfs* v, sqlite3_int64* out) {
 
 }  // namespace
 
-PowerLossVfs::PowerLossVfs(std::string name, std::uint64_t seed)
+PowerLossVfs::PowerLossVfs(std::string name, std::uint64_t seed, bool make_default)
     : state_(std::make_unique<State>()) {
   sqlite3_initialize();
   state_->real = sqlite3_vfs_find(nullptr);
@@ -334,7 +334,7 @@ PowerLossVfs::PowerLossVfs(std::string name, std::uint64_t seed)
   v.xCurrentTime = vfs_current_time;
   v.xGetLastError = vfs_get_last_error;
   v.xCurrentTimeInt64 = vfs_current_time_int64;
-  if (int rc = sqlite3_vfs_register(&v, 0); rc != SQLITE_OK) {
+  if (int rc = sqlite3_vfs_register(&v, make_default ? 1 : 0); rc != SQLITE_OK) {
     throw std::runtime_error("PowerLossVfs: registering VFS '" + state_->name +
                              "' failed: " + sqlite3_errstr(rc));
   }

@@ -30,7 +30,9 @@ class PowerLossVfs {
  public:
   static constexpr int kPowerCutExitCode = 86;
 
-  PowerLossVfs(std::string name, std::uint64_t seed);
+  // With `make_default`, also the VFS of every connection opened without a VFS name, such as
+  // those the library opens itself.
+  PowerLossVfs(std::string name, std::uint64_t seed, bool make_default = false);
   ~PowerLossVfs();
   PowerLossVfs(const PowerLossVfs&) = delete;
   PowerLossVfs& operator=(const PowerLossVfs&) = delete;
