@@ -1,5 +1,6 @@
 #include "hostile_input.hpp"
 
+#include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
 #include <memory>
@@ -64,9 +65,11 @@ std::string check_hostile_input(const std::uint8_t* data, std::size_t size) {
     const long long after = t.events();
     if (!result.duplicate()) {
       if (after != before + 1 && op != 'b') return "stored result but the event count did not grow";
-      const Event stored = find_event(t.db, result.id);
-      if (stored.topic != e.topic) return "stored event has a different topic";
-      if (!e.id.empty() && stored.id != e.id) return "stored event has a different ID";
+      SQLite::Statement stored(t.db, "SELECT topic FROM sluice_events WHERE id = ?");
+      stored.bind(1, result.id);
+      if (!stored.executeStep()) return "stored result names no stored event";
+      if (stored.getColumn(0).getString() != e.topic) return "stored event has a different topic";
+      if (!e.id.empty() && result.id != e.id) return "stored event has a different ID";
     } else if (op != 'b' && after != before) {
       return "duplicate result but an event was written";
     }

@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include "file_state.hpp"
+
 namespace sluice::torture {
 
 InProcessPipeline::InProcessPipeline(std::string path) : path_(std::move(path)) {
@@ -63,7 +65,6 @@ void InProcessPipeline::deliver_once(SQLite::Database& db, const Options& option
 
 void InProcessPipeline::drain() {
   SQLite::Database db = open_database(path_, options_);
-  replay_dead_letters(db, {}, options_);
   Worker worker(db, options_);
   subscribe(worker);
   for (int round = 0; round < 20; ++round) {
@@ -80,20 +81,7 @@ AppliedCheck InProcessPipeline::check(const std::vector<std::string>& acked,
 
 long long InProcessPipeline::delivered_without_effect() {
   SQLite::Database db = open_database(path_, options_);
-  SQLite::Statement applied(db, "SELECT count(*) FROM torture_applied WHERE event_id = ?");
-  long long bad = 0;
-  EventFilter filter;
-  filter.limit = 1000000;
-  for (const Event& e : list_events(db, filter)) {
-    for (const DeliveryStatus& s : delivery_statuses(db, e)) {
-      if (s.consumer != "c0" || s.state != "delivered") continue;
-      applied.bind(1, e.id);
-      applied.executeStep();
-      if (applied.getColumn(0).getInt() == 0) ++bad;
-      applied.reset();
-    }
-  }
-  return bad;
+  return torture::delivered_without_effect(db, "c0");
 }
 
 }  // namespace sluice::torture

@@ -39,7 +39,7 @@ class InProcessPipeline {
   // One run_until_idle() of a consumer that writes nothing, on the caller's connection.
   static void deliver_once(SQLite::Database& db, const Options& options);
 
-  // Replays dead letters and delivers everything due, advancing the clock past any backoff.
+  // Delivers everything due, advancing the clock past any backoff.
   void drain();
 
   // The ledger check of c0 against `acked` and `intended`.

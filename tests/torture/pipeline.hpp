@@ -31,11 +31,10 @@ class Pipeline {
                                       const ChildProcess::Env& env = {}) const;
 
   struct Expectations {
-    // Replay dead letters before the final drain.
-    bool replay = true;
     // Acknowledged events allowed to be missing (e.g. the newest commits a power cut took).
     std::set<std::string> excused;
-    // Dead letters that must be left after the drain (without replay).
+    // Dead letters that must be left after the drain; negative: any number, whose events are
+    // then excused (handlers that fail for good on purpose).
     long long dead = 0;
   };
 

@@ -1,4 +1,4 @@
-// Scenario 5: two app processes with workers plus an admin process (replays, prunes, stats) on
+// Scenario 5: two app processes with workers plus an admin process (ingesting and reading) on
 // one file for a bounded time: no SQLITE_BUSY reaches an API caller, every event applied once.
 #include <sys/wait.h>
 

@@ -53,9 +53,8 @@ std::string build_template(const TempDir& dir) {
 void make_newer_schema(const std::string& path) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
   const int newer = schema_version() + 1;
-  db.exec("UPDATE sluice_meta SET value = '" + std::to_string(newer) +
-          "' WHERE key = 'schema_version'");
-  db.exec("PRAGMA user_version = " + std::to_string(newer));
+  db.exec("UPDATE sluice_meta SET value = " + std::to_string(newer) +
+          " WHERE name = 'schema_version'");
 }
 
 std::string damage(const std::string& template_bytes, const std::string& path, int kind,
@@ -109,11 +108,14 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
         } catch (const Error&) {
         }
       };
-      step([&] { consumer_stats(db, options); });
-      step([&] { metrics_text(db, options); });
-      step([&] { list_events(db, {}); });
-      step([&] { list_dead_letters(db, {}); });
+      step([&] { stored_schema_version(db); });
       step([&] { InProcessPipeline::deliver_once(db, options); });
+      step([&] {
+        Outbox outbox(db, options);
+        NewEvent e;
+        e.topic = kInProcessTopic;
+        outbox.enqueue_now(e);
+      });
     } catch (const Error&) {
     }
   } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 
 #include <sluice/sluice.hpp>
 
+#include "file_state.hpp"
 #include "ledger.hpp"
 #include "pipeline.hpp"
 #include "scenario.hpp"
@@ -13,9 +14,9 @@ namespace {
 
 constexpr int kMaxAttempts = 3;
 
-std::vector<DeadLetter> dead_letters_of(const Pipeline& pipeline) {
+std::vector<DeadLetterRow> dead_letters_of(const Pipeline& pipeline) {
   SQLite::Database db = open_database(pipeline.db_path(), {}, OpenMode::kExisting);
-  return list_dead_letters(db, {});
+  return dead_letter_rows(db);
 }
 
 void check_crashing_handler(const SuiteConfig& config, ScenarioResult& result) {
@@ -48,7 +49,7 @@ void check_crashing_handler(const SuiteConfig& config, ScenarioResult& result) {
                 std::to_string(dead.size()) + " dead letters" +
                 (dead.empty() ? "" : " (first: reason " + dead[0].reason + ")"));
   }
-  pipeline.drain_and_check(result, {.replay = false, .excused = {poison_id}, .dead = 1});
+  pipeline.drain_and_check(result, {.excused = {poison_id}, .dead = 1});
 }
 
 void check_always_throwing_handler(const SuiteConfig& config, ScenarioResult& result) {
@@ -72,7 +73,7 @@ void check_always_throwing_handler(const SuiteConfig& config, ScenarioResult& re
     result.fail("expected one dead letter with reason \"exhausted\"");
   }
   const std::string bad_id = Ledger::read(pipeline.intents_path()).at(2);
-  pipeline.drain_and_check(result, {.replay = false, .excused = {bad_id}, .dead = 1});
+  pipeline.drain_and_check(result, {.excused = {bad_id}, .dead = 1});
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ ScenarioResult run_cuts(const SuiteConfig& config, const std::string& synchronou
     }
   }
   result.unexpected += half_done + orphan_effects;
-  pipeline.drain_and_check(result, {.replay = true, .excused = vanished, .dead = 0});
+  pipeline.drain_and_check(result, {.excused = vanished, .dead = 0});
   result.notes =
       "tears drop/subset/torn; newest commits vanished=" + std::to_string(vanished.size()) +
       "; half-done txs and effects of vanished events in unexpected";

@@ -19,6 +19,7 @@
 
 #include "applied_check.hpp"
 #include "crash_point.hpp"
+#include "file_state.hpp"
 #include "ledger.hpp"
 #include "power_loss_vfs.hpp"
 
@@ -106,7 +107,6 @@ class Child {
       SQLite::Database db = open_database(path, options_);
       db.exec(kAppliedTableSql);
       db.exec(kOrdersTableSql);
-      if (flags_.has("replay")) replay_dead_letters(db, {}, options_);
     }
     const std::string mode = flags_.text("mode", "both");
     if (mode == "admin") return admin(path);
@@ -179,7 +179,6 @@ class Child {
     std::mt19937_64 rng(static_cast<std::uint64_t>(flags_.number("seed", 1)));
     const long long events = flags_.number("events", 100);
     const long long keys = std::max(1LL, flags_.number("keys", 8));
-    const long long prune_every = flags_.number("prune-every");
     SQLite::Statement order(db, "INSERT INTO torture_orders(event_id) VALUES (?)");
     for (long long i = 0; i < events; ++i) {
       NewEvent e;
@@ -199,11 +198,6 @@ class Child {
       tx.commit();
       ledger.append(e.id);
       progress('p');
-      if (prune_every > 0 && (i + 1) % prune_every == 0) {
-        PruneOptions prune_options;
-        prune_options.force = true;
-        prune(db, Duration(0), prune_options, options_);
-      }
     }
   }
 
@@ -212,7 +206,7 @@ class Child {
     for (int round = 0; round < 20000; ++round) {
       worker.run_until_idle();
       bool idle = true;
-      for (const ConsumerStats& s : consumer_stats(worker.db(), options_)) {
+      for (const ConsumerState& s : consumer_states(worker.db())) {
         if (s.pending > 0 || s.claimed > 0) idle = false;
       }
       if (idle) return true;
@@ -224,13 +218,15 @@ class Child {
 
   int admin(const std::string& path) {
     SQLite::Database db = open_database(path, options_);
+    Outbox outbox(db, options_);
     const long long iterations = flags_.number("iterations", 100);
-    PruneOptions prune_options;
-    prune_options.force = true;
     for (long long i = 0; i < iterations; ++i) {
-      replay_dead_letters(db, {}, options_);
-      prune(db, Duration(0), prune_options, options_);
-      consumer_stats(db, options_);
+      NewEvent e;
+      e.topic = "torture.admin";
+      e.id = "admin-" + std::to_string(::getpid()) + "-" + std::to_string(i);
+      outbox.receive(e);
+      outbox.receive(e);
+      consumer_states(db);
       progress('a');
     }
     return 0;
