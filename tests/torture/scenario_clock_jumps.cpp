@@ -36,10 +36,15 @@ void check_jump_back(ScenarioResult& result) {
   const std::string id = outbox.enqueue_now(e).id;
   int calls = 0;
   Worker worker(db, options);
-  worker.subscribe("c0", "torture", [&](const Event&, Context& ctx) {
-    ++calls;
-    if (ctx.attempt() == 1) throw std::runtime_error("first attempt fails");
-  });
+  ConsumerOptions from_oldest;
+  from_oldest.start_from = StartFrom::kOldest;
+  worker.subscribe(
+      "c0", "torture",
+      [&](const Event&, Context& ctx) {
+        ++calls;
+        if (ctx.attempt() == 1) throw std::runtime_error("first attempt fails");
+      },
+      from_oldest);
   worker.run_until_idle();
   clock->advance(-std::chrono::hours(1));
   clock->advance(options.retry.backoff(1, 1) + std::chrono::milliseconds(1));
@@ -82,10 +87,15 @@ void check_jump_forward(ScenarioResult& result) {
   };
   ConsumerOptions outside;
   outside.mode = DeliveryMode::kOutsideTransaction;
+  outside.start_from = StartFrom::kOldest;
   Worker first(path, options);
   first.subscribe("c0", "torture", handler, outside);
   first.start();
-  entered.get_future().wait();
+  if (entered.get_future().wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    result.fail("the started worker never ran the handler");
+    release.set_value();
+    return;
+  }
   clock->advance(std::chrono::hours(1));
   {
     Worker second(path, options);

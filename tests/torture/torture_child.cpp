@@ -46,6 +46,10 @@ struct Flags {
     auto it = values.find(name);
     return it == values.end() ? fallback : std::stoll(it->second);
   }
+  std::uint64_t seed() const {
+    auto it = values.find("seed");
+    return it == values.end() ? 1 : std::stoull(it->second);
+  }
   bool has(const std::string& name) const { return values.count(name) != 0; }
 };
 
@@ -69,7 +73,7 @@ bool is_busy(int code) { return (code & 0xff) == SQLITE_BUSY || (code & 0xff) ==
 class StderrSink final : public LogSink {
  public:
   void write(LogLevel level, const std::string& message, const LogFields& fields) override {
-    if (level < LogLevel::kWarn) return;
+    if (level < LogLevel::kError) return;
     std::string line = std::string("[child ") + to_string(level) + "] " + message;
     for (const auto& [k, v] : fields) line += " " + k + "=" + v;
     if (line.find("SQLITE_BUSY") != std::string::npos ||
@@ -176,7 +180,7 @@ class Child {
     Outbox outbox(db, options_);
     Ledger ledger(flags_.text("ledger"), true);
     Ledger intents(flags_.text("intents"), false);
-    std::mt19937_64 rng(static_cast<std::uint64_t>(flags_.number("seed", 1)));
+    std::mt19937_64 rng(flags_.seed());
     const long long events = flags_.number("events", 100);
     const long long keys = std::max(1LL, flags_.number("keys", 8));
     SQLite::Statement order(db, "INSERT INTO torture_orders(event_id) VALUES (?)");
@@ -248,7 +252,7 @@ std::unique_ptr<PowerLossVfs> arm_power_cut(const Flags& flags) {
   const Tear tear = tear_name == "torn"     ? Tear::kTornSectors
                     : tear_name == "subset" ? Tear::kRandomSubset
                                             : Tear::kDropAll;
-  auto vfs = std::make_unique<PowerLossVfs>("torture-power", flags.number("seed", 1), true);
+  auto vfs = std::make_unique<PowerLossVfs>("torture-power", flags.seed(), true);
   vfs->cut_at_io(at, tear);
   return vfs;
 }
