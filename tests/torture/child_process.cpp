@@ -1,6 +1,7 @@
 #include "child_process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,9 +45,13 @@ ChildProcess::~ChildProcess() {
   if (out_fd_ >= 0) ::close(out_fd_);
 }
 
-bool ChildProcess::wait_progress(long long steps) {
+bool ChildProcess::wait_progress(long long steps, std::chrono::milliseconds stall) {
   char buf[256];
   while (progress_ < steps) {
+    pollfd readable{out_fd_, POLLIN, 0};
+    const int ready = ::poll(&readable, 1, static_cast<int>(stall.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
     const long long want = std::min<long long>(steps - progress_, sizeof buf);
     const ssize_t n = ::read(out_fd_, buf, static_cast<std::size_t>(want));
     if (n < 0 && errno == EINTR) continue;

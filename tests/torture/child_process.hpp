@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,8 +25,8 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
 
   // Blocks until the child has reported `steps` progress steps in all. False if it closed its
-  // stdout (exited) first.
-  bool wait_progress(long long steps);
+  // stdout (exited) first, or made no progress for `stall` (a watchdog against a hung child).
+  bool wait_progress(long long steps, std::chrono::milliseconds stall = std::chrono::seconds(60));
   long long progress() const { return progress_; }
 
   // SIGKILL, then reaps; returns the wait status.

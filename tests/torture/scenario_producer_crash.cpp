@@ -21,7 +21,7 @@ ScenarioResult run_producer_crash(const SuiteConfig& config) {
     if (child->wait_progress(1 + static_cast<long long>(rng() % 150))) {
       child->kill9();
     } else {
-      result.fail("producer ended before its kill: " + describe_status(child->wait()));
+      result.fail("producer stalled or ended before its kill: " + describe_status(child->kill9()));
     }
     ++result.runs;
   }

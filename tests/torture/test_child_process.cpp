@@ -17,6 +17,12 @@ TEST_CASE("child process reports progress and dies by kill -9") {
   CHECK(describe_status(status) == "signal 9");
 }
 
+TEST_CASE("child process wait_progress gives up on a child that stalls") {
+  ChildProcess child("/bin/sh", {"-c", "printf a; exec cat"});
+  CHECK_FALSE(child.wait_progress(2, std::chrono::milliseconds(50)));
+  CHECK(child.progress() == 1);
+}
+
 TEST_CASE("child process that exits early ends progress and keeps its exit code") {
   ChildProcess child("/bin/sh", {"-c", "printf ab; exit 3"}, {{"UNUSED_TORTURE_VAR", "1"}});
   CHECK_FALSE(child.wait_progress(10));
