@@ -26,7 +26,7 @@ class ChildProcess {
 
   // Blocks until the child has reported `steps` progress steps in all. False if it closed its
   // stdout (exited) first, or made no progress for `stall` (a watchdog against a hung child).
-  bool wait_progress(long long steps, std::chrono::milliseconds stall = std::chrono::seconds(60));
+  bool wait_progress(long long steps, std::chrono::milliseconds stall = std::chrono::seconds(20));
   long long progress() const { return progress_; }
 
   // SIGKILL, then reaps; returns the wait status.
