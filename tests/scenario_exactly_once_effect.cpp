@@ -159,7 +159,7 @@ TEST_CASE("two connections delivering one file at once apply each event exactly 
   CHECK(count(f.db, "sluice_claims") == 0);
 }
 
-TEST_CASE("after the clock is set back an hour a retry still waits only its backoff") {
+TEST_CASE("after the clock is set back an hour a retry fires at once, not an hour late") {
   Fixture f;
   Worker worker(f.db, f.options);
   int calls = 0;
@@ -172,8 +172,6 @@ TEST_CASE("after the clock is set back an hour a retry still waits only its back
   REQUIRE(calls == 1);
   f.clock->advance(-std::chrono::hours(1));
   worker.run_until_idle();
-  CHECK(calls == 1);
-  f.clock->advance(seconds(1));
-  worker.run_until_idle();
   CHECK(calls == 2);
+  CHECK(count(f.db, "sluice_inbox") == 1);
 }

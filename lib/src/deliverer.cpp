@@ -135,9 +135,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                 "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
                 "state = 'pending' AND next_attempt_at > ?"),
       reanchor_retries_(db,
-                        "UPDATE sluice_deliveries SET next_attempt_at = ?2 + (next_attempt_at - "
-                        "scheduled_at), scheduled_at = ?2 WHERE consumer_id = ?1 AND "
-                        "state = 'pending' AND scheduled_at > ?2"),
+                        "UPDATE sluice_deliveries SET next_attempt_at = ?2, scheduled_at = ?2 "
+                        "WHERE consumer_id = ?1 AND state = 'pending' AND scheduled_at > ?2"),
       savepoint_(db, "SAVEPOINT sluice_event"),
       release_savepoint_(db, "RELEASE sluice_event"),
       rollback_savepoint_(db, "ROLLBACK TO sluice_event") {}
@@ -158,7 +157,7 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   StepResult result;
   if (stopping) return result;
   const TimePoint now = clock_->now();
-  if (now < spec.latest_now) reanchor_retries(spec, now);
+  if (now < spec.latest_now || spec.latest_now == TimePoint::min()) reanchor_retries(spec, now);
   spec.latest_now = std::max(spec.latest_now, now);
   if (!has_work(spec, now)) return result;
   WriteTransaction tx(db_);

@@ -82,7 +82,8 @@ class Deliverer {
   enum class Failure { kNone, kRetry, kPermanent };
 
   bool has_work(const ConsumerSpec& spec, TimePoint now);
-  // After the clock was set back, moves retries so each still waits only its own backoff.
+  // After the clock was set back past when retries were scheduled, makes them due at once: the
+  // time their backoff already ran is unknown, so they fire at worst early, never an hour late.
   void reanchor_retries(const ConsumerSpec& spec, TimePoint now);
   std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);

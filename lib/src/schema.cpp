@@ -64,9 +64,9 @@ CREATE INDEX sluice_claims_consumer ON sluice_claims (consumer_id);
 
 -- (event, consumer) pairs off the happy path: waiting for a retry, a not-before time or an earlier
 -- event of their key (pending), taken by a worker (claimed), failed for good (dead), or a dead
--- letter an operator discarded (discarded, kept for audit). A retry is due `next_attempt_at -
--- scheduled_at` after it was scheduled: if the clock is set back, the worker moves both so the
--- backoff still takes its own length, not the jump's.
+-- letter an operator discarded (discarded, kept for audit). scheduled_at is when a retry's
+-- backoff started: a retry scheduled "in the future" means the clock was set back since, and the
+-- worker makes it due at once rather than wait for the clock to catch up.
 CREATE TABLE sluice_deliveries (
   consumer_id     INTEGER NOT NULL REFERENCES sluice_consumers (id),
   event_seq       INTEGER NOT NULL,
