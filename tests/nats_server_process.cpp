@@ -1,19 +1,13 @@
 #include "nats_server_process.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <nats/nats.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -24,37 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kStartDeadline = std::chrono::seconds(20);
 constexpr auto kPollPause = std::chrono::milliseconds(20);
-
-// Every server still running, killed by the atexit hook if a test leaves without stopping it.
-std::mutex& live_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-std::set<pid_t>& live_pids() {
-  static std::set<pid_t> pids;
-  return pids;
-}
-
-void kill_live_servers() {
-  std::lock_guard lock(live_mutex());
-  for (pid_t pid : live_pids()) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-  live_pids().clear();
-}
-
-void track(pid_t pid) {
-  static std::once_flag registered;
-  std::call_once(registered, [] { std::atexit(kill_live_servers); });
-  std::lock_guard lock(live_mutex());
-  live_pids().insert(pid);
-}
-
-void untrack(pid_t pid) {
-  std::lock_guard lock(live_mutex());
-  live_pids().erase(pid);
-}
 
 sockaddr_in loopback(int port) {
   sockaddr_in address{};
@@ -129,9 +92,7 @@ NatsServerProcess::NatsServerProcess(NatsServerSettings settings) : settings_(st
   start();
 }
 
-NatsServerProcess::~NatsServerProcess() {
-  if (running()) reap(SIGKILL);
-}
+NatsServerProcess::~NatsServerProcess() = default;
 
 std::string NatsServerProcess::url() const { return route_url(settings_.port); }
 
@@ -152,24 +113,7 @@ void NatsServerProcess::launch() {
     args.insert(args.end(), {"--cluster_name", settings_.cluster_name, "--cluster",
                              route_url(settings_.cluster_port), "--routes", routes});
   }
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("nats-server: fork failed");
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(log, STDOUT_FILENO);
-    ::dup2(log, STDERR_FILENO);
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
-  pid_ = pid;
-  track(pid_);
+  child_ = std::make_unique<ChildProcess>(std::move(args), log_path_);
 }
 
 void NatsServerProcess::start() {
@@ -177,12 +121,8 @@ void NatsServerProcess::start() {
   launch();
   const auto deadline = Clock::now() + kStartDeadline;
   while (!accepts_connections(settings_.port)) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      untrack(pid_);
-      pid_ = -1;
+    if (!child_->running())
       throw std::runtime_error("nats-server exited at start; see " + log_path_);
-    }
     if (Clock::now() > deadline)
       throw std::runtime_error("nats-server did not start: " + log_path_);
     std::this_thread::sleep_for(kPollPause);
@@ -199,19 +139,12 @@ void NatsServerProcess::wait_until_ready() const {
   }
 }
 
-void NatsServerProcess::reap(int signal) {
-  ::kill(pid_, signal);
-  ::waitpid(pid_, nullptr, 0);
-  untrack(pid_);
-  pid_ = -1;
-}
-
 void NatsServerProcess::kill_hard() {
-  if (running()) reap(SIGKILL);
+  if (running()) child_->end(SIGKILL);
 }
 
 void NatsServerProcess::stop() {
-  if (running()) reap(SIGTERM);
+  if (running()) child_->end(SIGTERM);
 }
 
 NatsCluster::NatsCluster() {

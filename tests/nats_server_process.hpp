@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
+
 namespace sluice::testing {
 
 // `count` distinct TCP ports free on 127.0.0.1 at the time of the call.
@@ -40,8 +42,7 @@ struct NatsServerSettings {
   std::vector<int> route_ports;
 };
 
-// Not thread-safe. One nats-server child process. The child dies with the test process
-// (PR_SET_PDEATHSIG) and is killed at exit if still running.
+// Not thread-safe. One nats-server child process (see ChildProcess).
 class NatsServerProcess {
  public:
   // Starts the server and returns once it accepts connections and JetStream answers.
@@ -60,20 +61,18 @@ class NatsServerProcess {
   // JetStream meta leader).
   void wait_until_ready() const;
 
-  bool running() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
+  bool running() const { return child_ && child_->running(); }
   int port() const { return settings_.port; }
   std::string url() const;
   const std::string& log_path() const { return log_path_; }
 
  private:
   void launch();
-  void reap(int signal);
 
   NatsServerSettings settings_;
   TempDir owned_dir_;
   std::string log_path_;
-  pid_t pid_ = -1;
+  std::unique_ptr<ChildProcess> child_;
 };
 
 // Three nats-server processes routed together on loopback, JetStream clustered.

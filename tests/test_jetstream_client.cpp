@@ -171,3 +171,28 @@ TEST_CASE("a durable pull consumer fetches in stream order, redelivers what was 
   CHECK(next.front().stream_seq() == 16);
   CHECK(next.back().stream_seq() == 30);
 }
+
+TEST_CASE("a 3-replica stream on a 3-node cluster keeps taking messages with one node stopped") {
+  sluice::testing::NatsCluster cluster;
+  sluice::nats::ConnectionSettings settings;
+  settings.url = cluster.urls();
+  JetStreamClient client(settings);
+  auto spec = orders_stream();
+  spec.replicas = 3;
+  client.ensure_stream(spec);
+  REQUIRE(count_kind(client.publish(messages(100, "k-"), std::chrono::seconds(5)), Kind::kStored) ==
+          100);
+
+  cluster.node(0).stop();
+  std::vector<PublishOutcome> outcomes;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int acknowledged = 0;
+  while (acknowledged < 200 && std::chrono::steady_clock::now() < deadline) {
+    outcomes = client.publish(messages(200, "k-"), std::chrono::seconds(2));
+    acknowledged = 0;
+    for (const auto& outcome : outcomes) acknowledged += outcome.acknowledged();
+  }
+  CHECK(acknowledged == 200);
+  CHECK(count_kind(outcomes, Kind::kDuplicate) >= 100);
+  CHECK(outcomes[199].stream_seq == 200);
+}

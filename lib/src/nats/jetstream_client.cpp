@@ -11,6 +11,18 @@ namespace {
 
 constexpr const char* kMsgIdHeader = "Nats-Msg-Id";
 
+std::vector<std::string> split_urls(const std::string& list) {
+  std::vector<std::string> urls;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) urls.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return urls;
+}
+
 std::int64_t to_ms(Duration d) { return d.count(); }
 std::int64_t to_ns(Duration d) { return d.count() * 1'000'000; }
 
@@ -59,7 +71,12 @@ struct JetStreamClient::PendingBatch {
 JetStreamClient::JetStreamClient(ConnectionSettings settings) : settings_(std::move(settings)) {
   try {
     check(natsOptions_Create(&options_), "options create");
-    check(natsOptions_SetURL(options_, settings_.url.c_str()), "set url " + settings_.url);
+    std::vector<std::string> urls = split_urls(settings_.url);
+    std::vector<const char*> servers;
+    for (const auto& url : urls) servers.push_back(url.c_str());
+    check(natsOptions_SetServers(options_, servers.data(), static_cast<int>(servers.size())),
+          "set servers " + settings_.url);
+    check(natsOptions_SetNoRandomize(options_, true), "set no randomize");
     check(natsOptions_SetName(options_, settings_.name.c_str()), "set name");
     check(natsOptions_SetTimeout(options_, to_ms(settings_.connect_timeout)), "set timeout");
     check(natsOptions_SetMaxReconnect(options_, -1), "set max reconnect");
