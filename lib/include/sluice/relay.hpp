@@ -9,6 +9,7 @@
 
 #include "sluice/event.hpp"
 #include "sluice/options.hpp"
+#include "sluice/retry_policy.hpp"
 #include "sluice/worker.hpp"
 
 namespace sluice {
@@ -40,6 +41,10 @@ struct RelayOptions {
   // min_backoff to max_backoff. No attempt is spent and nothing is dead-lettered.
   Duration min_backoff = std::chrono::milliseconds(200);
   Duration max_backoff = std::chrono::seconds(30);
+  // Spent only when the relay process dies while publishing a batch: a broker outage snoozes
+  // instead, and a refusal dead-letters at once. Generous, so that restarts never dead-letter.
+  RetryPolicy retry{.max_attempts = 50, .initial_backoff = std::chrono::milliseconds(100),
+                    .max_backoff = std::chrono::seconds(10)};
 };
 
 // What this relay did since it was constructed. The durable figures (lag, relayed total, dead

@@ -61,6 +61,7 @@ struct Relay::Impl {
     consumer_options.mode = DeliveryMode::kOutsideTransaction;
     consumer_options.ordered = true;
     consumer_options.start_from = StartFrom::kOldest;
+    consumer_options.retry = relay_options.retry;
     for (const auto& topic : relay_options.topics)
       worker.subscribe_batch(
           relay_options.consumer, topic,
