@@ -65,7 +65,8 @@ struct RelayCounters {
 class Relay {
  public:
   // Opens `path` and connects to NATS (in the background if no server answers yet). Throws
-  // InvalidArgument for missing options, Error if the stream cannot be ensured.
+  // InvalidArgument for missing options. A stream that cannot be ensured yet is tried again
+  // before each batch; the events wait meanwhile.
   Relay(const std::string& path, RelayOptions relay_options, Options options = {});
   ~Relay();
   Relay(const Relay&) = delete;

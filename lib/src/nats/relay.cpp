@@ -53,10 +53,10 @@ struct Relay::Impl {
         client(connection_settings(relay_options)),
         backoff(relay_options.min_backoff, relay_options.max_backoff),
         worker(path, options) {
-    if (relay_options.ensure_stream && client.connected()) {
-      client.ensure_stream(stream_spec(relay_options));
-      stream_ready = true;
-    }
+    std::string error;
+    if (client.connected() && !ensure_stream(error))
+      log(options, LogLevel::kWarn, "relay: cannot ensure the stream yet, will try again",
+          {{"stream", relay_options.stream}, {"error", error}});
     ConsumerOptions consumer_options;
     consumer_options.mode = DeliveryMode::kOutsideTransaction;
     consumer_options.ordered = true;
