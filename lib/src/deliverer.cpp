@@ -155,6 +155,7 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   if (!has_work(spec, now)) return result;
   WriteTransaction tx(db_);
   recover_abandoned(spec, now, result);
+  add_counters(spec, result);
   std::optional<Claim> claim = claim_into(spec, now);
   tx.commit();
   SLUICE_CRASH_POINT("after-claim");
@@ -168,7 +169,11 @@ bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
   has_work_.bind(1, static_cast<int64_t>(spec.id));
   has_work_.bind(2, static_cast<int64_t>(ms(now)));
   has_work_.bindNoCopy(3, identity_.owner());
-  return has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
+  const bool work = has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
+  // A statement left stepping keeps its read snapshot, and BEGIN IMMEDIATE on a stale snapshot
+  // fails with SQLITE_BUSY at once instead of waiting.
+  has_work_.reset();
+  return work;
 }
 
 void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result) {
@@ -387,13 +392,7 @@ std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, st
       advance_claim_.exec();
     }
   }
-  if (result.delivered + result.retried > 0) {
-    add_counters_.reset();
-    add_counters_.bind(1, static_cast<int64_t>(spec.id));
-    add_counters_.bind(2, static_cast<int64_t>(result.delivered));
-    add_counters_.bind(3, static_cast<int64_t>(result.retried));
-    add_counters_.exec();
-  }
+  add_counters(spec, result);
   result.progressed = true;
   // Claiming the next batch in this transaction saves a commit per batch; the claim is still
   // durable before any of its handlers run.
@@ -664,6 +663,15 @@ void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const cha
                           TimePoint next_attempt_at) {
   write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, std::nullopt,
                  false, reason, {}, std::nullopt);
+}
+
+void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result) {
+  if (result.delivered + result.retried == 0) return;
+  add_counters_.reset();
+  add_counters_.bind(1, static_cast<int64_t>(spec.id));
+  add_counters_.bind(2, static_cast<int64_t>(result.delivered));
+  add_counters_.bind(3, static_cast<int64_t>(result.retried));
+  add_counters_.exec();
 }
 
 void Deliverer::delete_delivery(std::int64_t consumer_id, std::int64_t seq) {

@@ -105,6 +105,7 @@ class Deliverer {
                     TimePoint now, StepResult& result);
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
                  TimePoint next_attempt_at);
+  void add_counters(const ConsumerSpec& spec, const StepResult& result);
   void delete_delivery(std::int64_t consumer_id, std::int64_t seq);
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
   bool seen(std::int64_t consumer_id, const std::string& event_id);

@@ -62,7 +62,7 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
   }
   if (!nlohmann::json::accept(event.payload)) {
     try {
-      (void)nlohmann::json::parse(event.payload);
+      const auto ignored = nlohmann::json::parse(event.payload);
     } catch (const nlohmann::json::parse_error& e) {
       throw InvalidArgument("sluice: enqueue: the payload of a '" + event.topic +
                             "' event is not valid JSON: " + e.what());
