@@ -129,7 +129,8 @@ TEST_CASE("a claim of a live process is never taken over, even long past its lea
   close(gate[0]);
   f.db.exec(
       "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, lease_until, "
-      "created_at) SELECT id, '" + owner_of(holder) + "', " + std::to_string(holder) +
+      "created_at) SELECT id, '" +
+      owner_of(holder) + "', " + std::to_string(holder) +
       ", cursor, cursor + 1, 0, 0 FROM sluice_consumers");
   f.db.exec("UPDATE sluice_consumers SET cursor = cursor + 1");
   f.clock->advance(std::chrono::hours(1));

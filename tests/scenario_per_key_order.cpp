@@ -15,17 +15,16 @@ namespace {
 
 struct OrderedRun {
   explicit OrderedRun(Fixture& fixture) : f(fixture), worker(f.db, f.options) {
-    worker.subscribe(
-        "ledger", "t",
-        [this](const Event& e, Context&) {
-          if (failing.count(e.payload) > 0) {
-            if (permanent) throw PermanentError("rejected " + e.payload);
-            failing.erase(e.payload);
-            throw std::runtime_error("transient " + e.payload);
-          }
-          order.push_back(e.payload);
-        },
-        {.ordered = true});
+    worker.subscribe("ledger", "t",
+                     [this](const Event& e, Context&) {
+                       if (failing.count(e.payload) > 0) {
+                         if (permanent) throw PermanentError("rejected " + e.payload);
+                         failing.erase(e.payload);
+                         throw std::runtime_error("transient " + e.payload);
+                       }
+                       order.push_back(e.payload);
+                     },
+                     {.ordered = true});
   }
   void publish(const std::string& key, const std::string& name) {
     f.publish("t", "\"" + name + "\"", key);

@@ -11,7 +11,8 @@ namespace {
 
 struct BackfillSetup {
   explicit BackfillSetup(Fixture& fixture) : f(fixture), worker(f.db, f.options) {
-    worker.subscribe("search", "doc", [this](const Event& e, Context&) { seen.push_back(e.payload); });
+    worker.subscribe("search", "doc",
+                     [this](const Event& e, Context&) { seen.push_back(e.payload); });
     worker.subscribe("other", "doc", [](const Event&, Context&) {});
     for (int i = 1; i <= 5; ++i) {
       ids.push_back(f.publish("doc", std::to_string(i)).id);

@@ -27,7 +27,8 @@ void publish_events(nats::JetStreamClient& client, int first, int count) {
     event.key = "k" + std::to_string(i % 5);
     event.payload = "{\"i\":" + std::to_string(i) + "}";
     event.headers = {{"traceparent", "t-" + std::to_string(i)}};
-    messages.push_back({"sluice.order.placed", event.id, event.payload, nats::message_headers(event)});
+    messages.push_back(
+        {"sluice.order.placed", event.id, event.payload, nats::message_headers(event)});
   }
   for (const auto& outcome : client.publish(messages, std::chrono::seconds(5)))
     REQUIRE(outcome.acknowledged());

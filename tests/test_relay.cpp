@@ -1,8 +1,7 @@
 // The relay against a real nats-server: what it publishes, when it marks an event relayed, and
 // how it treats a broker that is down or refuses an event.
-#include <doctest/doctest.h>
-
 #include <SQLiteCpp/Transaction.h>
+#include <doctest/doctest.h>
 
 #include <map>
 #include <thread>
@@ -10,8 +9,8 @@
 #include "nats/jetstream_client.hpp"
 #include "nats/pull_consumer.hpp"
 #include "nats_server_process.hpp"
-#include "sluice/sluice.hpp"
 #include "sluice/relay.hpp"
+#include "sluice/sluice.hpp"
 
 using namespace sluice;
 using sluice::testing::NatsServerProcess;
@@ -60,8 +59,8 @@ std::vector<nats::FetchedMessage> read_stream(nats::JetStreamClient& client,
   std::vector<nats::FetchedMessage> messages;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (messages.size() < count && std::chrono::steady_clock::now() < deadline) {
-    for (auto& message : reader.fetch(static_cast<int>(count - messages.size()),
-                                      std::chrono::milliseconds(500)))
+    for (auto& message :
+         reader.fetch(static_cast<int>(count - messages.size()), std::chrono::milliseconds(500)))
       messages.push_back(std::move(message));
   }
   (void)client;
@@ -81,9 +80,13 @@ TEST_CASE("the relay publishes each event with its ID, headers, key and topic, t
   TempDir dir;
   SQLite::Database db = open_database(dir.file("a.db"));
   Outbox outbox(db);
-  NewEvent placed{.topic = "order.placed", .payload = R"({"order":1})",
-                  .headers = {{"traceparent", "00-abc-01"}}, .key = "order-1"};
-  NewEvent paid{.topic = "order.paid", .payload = R"({"order":1})", .key = "order-1",
+  NewEvent placed{.topic = "order.placed",
+                  .payload = R"({"order":1})",
+                  .headers = {{"traceparent", "00-abc-01"}},
+                  .key = "order-1"};
+  NewEvent paid{.topic = "order.paid",
+                .payload = R"({"order":1})",
+                .key = "order-1",
                 .dedup_key = "order-1:paid"};
   const std::string placed_id = outbox.enqueue_now(placed).id;
   const std::string paid_id = outbox.enqueue_now(paid).id;
@@ -170,7 +173,8 @@ TEST_CASE("while the broker is down events wait without spending attempts, then 
   while (relay_stats(db).delivered_total < 20 && std::chrono::steady_clock::now() < deadline) {
     clock->advance(std::chrono::minutes(1));
     relay.run_until_idle();
-    if (relay_stats(db).delivered_total < 20) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (relay_stats(db).delivered_total < 20)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   stats = relay_stats(db);
   CHECK(stats.delivered_total == 20);

@@ -1,11 +1,10 @@
 // Scenario: events relayed from file A through JetStream into file B reach B's handler exactly
 // once and in key order, while the relay, the broker and the ingester are killed and restarted.
 // The relay and the ingester run as child processes (the CLI commands) so they can be SIGKILLed.
+#include <SQLiteCpp/Transaction.h>
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
-
-#include <SQLiteCpp/Transaction.h>
 
 #include <chrono>
 #include <fstream>
@@ -47,13 +46,24 @@ bool file_contains(const std::string& path, const std::string& text) {
   return content.str().find(text) != std::string::npos;
 }
 
+std::string tail_of(const std::string& path, std::size_t lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string tail;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+    tail += all[i] + "\n";
+  return tail;
+}
+
 // Files A and B, B's application handler, and the relay and ingester processes between them.
 class Pipeline {
  public:
   explicit Pipeline(std::string nats_urls, int replicas = 1)
       : urls_(std::move(nats_urls)), replicas_(replicas) {
     SQLite::Database b = open_database(b_path());
-    b.exec("CREATE TABLE applied (n INTEGER PRIMARY KEY, event_id TEXT, key TEXT, key_seq INTEGER)");
+    b.exec(
+        "CREATE TABLE applied (n INTEGER PRIMARY KEY, event_id TEXT, key TEXT, key_seq INTEGER)");
   }
 
   std::string a_path() const { return dir_.file("a.db"); }
@@ -82,20 +92,20 @@ class Pipeline {
   void start_application() {
     app_log_ = std::make_unique<std::ofstream>(dir_.file("app.log"));
     Options options;
-    options.log = std::make_shared<JsonLinesSink>(*app_log_, LogLevel::kDebug);
+    options.log = std::make_shared<JsonLinesSink>(*app_log_, LogLevel::kInfo);
     worker_ = std::make_unique<Worker>(b_path(), options);
-    worker_->subscribe(
-        "app", kTopic,
-        [](const Event& event, Context& context) {
-          SQLite::Statement insert(context.db(),
-                                   "INSERT INTO applied (event_id, key, key_seq) VALUES (?, ?, "
-                                   "json_extract(?, '$.key_seq'))");
-          insert.bind(1, event.id);
-          insert.bind(2, event.key);
-          insert.bind(3, event.payload);
-          insert.exec();
-        },
-        {.ordered = true, .start_from = StartFrom::kOldest});
+    worker_->subscribe("app", kTopic,
+                       [](const Event& event, Context& context) {
+                         SQLite::Statement insert(
+                             context.db(),
+                             "INSERT INTO applied (event_id, key, key_seq) VALUES (?, ?, "
+                             "json_extract(?, '$.key_seq'))");
+                         insert.bind(1, event.id);
+                         insert.bind(2, event.key);
+                         insert.bind(3, event.payload);
+                         insert.exec();
+                       },
+                       {.ordered = true, .start_from = StartFrom::kOldest});
     worker_->start();
   }
 
@@ -123,8 +133,9 @@ class Pipeline {
   }
 
   // Waits until B applied `count` events, restarting the ingester if its crash point fired.
+  // On a timeout, shows the end of every log.
   bool wait_applied(long long count, std::chrono::seconds limit = std::chrono::seconds(120)) {
-    return wait_until(
+    const bool reached = wait_until(
         [&] {
           if (!relay_->running()) FAIL("the relay process died; see " << relay_log());
           if (!ingester_->running()) {
@@ -134,6 +145,10 @@ class Pipeline {
           return applied_distinct() >= count;
         },
         limit);
+    if (!reached)
+      for (const auto& log : {relay_log(), ingester_log(), dir_.file("app.log")})
+        MESSAGE(log << ":\n" << tail_of(log, 15));
+    return reached;
   }
 
   struct Tally {
@@ -153,7 +168,8 @@ class Pipeline {
     Tally tally;
     tally.events = produced_;
     const long long rows = b.execAndGet("SELECT COUNT(*) FROM applied").getInt64();
-    const long long distinct = b.execAndGet("SELECT COUNT(DISTINCT event_id) FROM applied").getInt64();
+    const long long distinct =
+        b.execAndGet("SELECT COUNT(DISTINCT event_id) FROM applied").getInt64();
     tally.lost = produced_ - distinct;
     tally.double_applied = rows - distinct;
     std::map<std::string, long long> last;
@@ -166,20 +182,12 @@ class Pipeline {
       last[key] = key_seq;
     }
     SQLite::Database a = open_database(a_path());
-    tally.dead_letters = static_cast<long long>(list_dead_letters(a, {}).size() +
-                                                list_dead_letters(b, {}).size());
+    tally.dead_letters =
+        static_cast<long long>(list_dead_letters(a, {}).size() + list_dead_letters(b, {}).size());
     return tally;
   }
 
   int ingester_crashes() const { return ingester_crashes_; }
-
-  ~Pipeline() {
-    std::filesystem::create_directories("/tmp/nats-debug");
-    for (auto name : {"relay.log", "ingester.log", "a.db", "b.db", "a.db-wal", "b.db-wal", "app.log"})
-      if (std::filesystem::exists(dir_.file(name)))
-      std::filesystem::copy_file(dir_.file(name), std::string("/tmp/nats-debug/") + name,
-                                 std::filesystem::copy_options::overwrite_existing);
-  }
 
  private:
   TempDir dir_;
@@ -195,19 +203,23 @@ class Pipeline {
 };
 
 void report(const char* scenario, const Pipeline::Tally& tally) {
-  MESSAGE(scenario << ": events " << tally.events << ", lost " << tally.lost << ", double-applied "
-                   << tally.double_applied << ", out of key order " << tally.out_of_key_order
-                   << ", dead letters " << tally.dead_letters);
+  MESSAGE(std::string(scenario) << ": events " << tally.events << ", lost " << tally.lost
+                                << ", double-applied " << tally.double_applied
+                                << ", out of key order " << tally.out_of_key_order
+                                << ", dead letters " << tally.dead_letters);
 }
 
 }  // namespace
 
-TEST_CASE("10,000 events reach B exactly once and in key order across relay, broker and ingester "
-          "crashes and a broker outage") {
+TEST_CASE(
+    "10,000 events reach B exactly once and in key order across relay, broker and ingester "
+    "crashes and a broker outage") {
   NatsServerProcess server;
   Pipeline pipeline(server.url());
   std::mt19937 random(std::random_device{}());
-  auto moment = [&](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  auto moment = [&](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(random);
+  };
 
   pipeline.produce(10'000);
   pipeline.start_application();

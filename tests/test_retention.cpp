@@ -24,7 +24,8 @@ TEST_CASE("prune deletes finished history and keeps pending, retrying and dead w
   CHECK(prune(f.db, hours(24), {.dry_run = true}, f.options) == 10);
   CHECK(count(f.db, "sluice_events") == before);
   long long last_progress = 0;
-  CHECK(prune(f.db, hours(24), {.batch_size = 3, .progress = [&](long long n) { last_progress = n; }},
+  CHECK(prune(f.db, hours(24),
+              {.batch_size = 3, .progress = [&](long long n) { last_progress = n; }},
               f.options) == 10);
   CHECK(last_progress == 10);
   CHECK(count(f.db, "sluice_events") == 3);

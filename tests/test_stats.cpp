@@ -55,6 +55,7 @@ TEST_CASE("metrics text is Prometheus exposition with HELP and TYPE per metric")
   CHECK(text.find("sluice_lag_seconds{consumer=\"bill\\\"ing\"} 3\n") != std::string::npos);
   CHECK(text.find("# TYPE sluice_delivered_total counter") != std::string::npos);
   worker.run_until_idle();
-  CHECK(metrics_text(f.db, f.options).find("sluice_delivered_total{consumer=\"bill\\\"ing\"} 2\n") !=
-        std::string::npos);
+  CHECK(
+      metrics_text(f.db, f.options).find("sluice_delivered_total{consumer=\"bill\\\"ing\"} 2\n") !=
+      std::string::npos);
 }

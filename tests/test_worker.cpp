@@ -1,5 +1,4 @@
 #include <doctest/doctest.h>
-
 #include <sqlite3.h>
 
 #include <atomic>
@@ -125,14 +124,13 @@ TEST_CASE("an outside-transaction consumer runs with no transaction and is marke
   Worker worker(f.db, f.options);
   std::vector<std::string> sent;
   bool had_transaction = true;
-  worker.subscribe(
-      "mailer", "t",
-      [&](const Event& e, Context& ctx) {
-        had_transaction = sqlite3_get_autocommit(f.db.getHandle()) == 0;
-        CHECK_THROWS_AS(ctx.db(), TransactionError);
-        sent.push_back(e.id);
-      },
-      {.mode = DeliveryMode::kOutsideTransaction});
+  worker.subscribe("mailer", "t",
+                   [&](const Event& e, Context& ctx) {
+                     had_transaction = sqlite3_get_autocommit(f.db.getHandle()) == 0;
+                     CHECK_THROWS_AS(ctx.db(), TransactionError);
+                     sent.push_back(e.id);
+                   },
+                   {.mode = DeliveryMode::kOutsideTransaction});
   f.publish("t");
   f.publish("t");
   worker.run_until_idle();
@@ -147,27 +145,27 @@ TEST_CASE("a batch handler gets many events at once and its outcomes are applied
   Fixture f;
   Worker worker(f.db, f.options);
   std::vector<std::size_t> batch_sizes;
-  worker.subscribe_batch(
-      "relay", "t",
-      [&](const std::vector<Event>& events) {
-        batch_sizes.push_back(events.size());
-        std::vector<Outcome> outcomes;
-        for (const Event& e : events) {
-          outcomes.push_back(e.payload == R"({"bad":true})" ? Outcome::permanent("rejected")
-                                                            : Outcome::done());
-        }
-        return outcomes;
-      },
-      {.mode = DeliveryMode::kOutsideTransaction});
+  worker.subscribe_batch("relay", "t",
+                         [&](const std::vector<Event>& events) {
+                           batch_sizes.push_back(events.size());
+                           std::vector<Outcome> outcomes;
+                           for (const Event& e : events) {
+                             outcomes.push_back(e.payload == R"({"bad":true})"
+                                                    ? Outcome::permanent("rejected")
+                                                    : Outcome::done());
+                           }
+                           return outcomes;
+                         },
+                         {.mode = DeliveryMode::kOutsideTransaction});
   for (int i = 0; i < 20; ++i) f.publish("t", i == 7 ? R"({"bad":true})" : "{}");
   const DrainResult result = worker.run_until_idle();
   CHECK(result.delivered == 19);
   CHECK(result.dead_lettered == 1);
   REQUIRE_FALSE(batch_sizes.empty());
   CHECK(batch_sizes.front() == 20);
-  CHECK_THROWS_AS(worker.subscribe_batch("relay2", "t", [](const std::vector<Event>& e) {
-    return std::vector<Outcome>(e.size());
-  }),
+  CHECK_THROWS_AS(worker.subscribe_batch(
+                      "relay2", "t",
+                      [](const std::vector<Event>& e) { return std::vector<Outcome>(e.size()); }),
                   InvalidArgument);
 }
 

@@ -43,7 +43,8 @@ struct RelayOptions {
   Duration max_backoff = std::chrono::seconds(30);
   // Spent only when the relay process dies while publishing a batch: a broker outage snoozes
   // instead, and a refusal dead-letters at once. Generous, so that restarts never dead-letter.
-  RetryPolicy retry{.max_attempts = 50, .initial_backoff = std::chrono::milliseconds(100),
+  RetryPolicy retry{.max_attempts = 50,
+                    .initial_backoff = std::chrono::milliseconds(100),
                     .max_backoff = std::chrono::seconds(10)};
 };
 
