@@ -137,6 +137,7 @@ TEST_CASE("an outside-transaction consumer runs with no transaction and is marke
   CHECK_FALSE(had_transaction);
   CHECK(sent.size() == 2);
   CHECK(count(f.db, "sluice_inbox") == 2);
+  CHECK(consumer_stats(f.db, f.options).at(0).delivered_total == 2);
   worker.run_until_idle();
   CHECK(sent.size() == 2);
 }

@@ -9,6 +9,7 @@
 #include "event_codec.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -19,8 +20,6 @@ namespace {
 constexpr std::int64_t kScanWindow = 16384;
 
 const char* const kBlockingStates = "('pending', 'claimed', 'dead')";
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // Errors of the storage rather than of the handler: the whole transaction is abandoned and the
 // claim retried later, without spending an attempt.
@@ -89,14 +88,14 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       claimed_rows_(db, event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e "
                                     "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
                                     "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
-      due_rows_(db, event_query(
-                        ", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
-                        "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
-                        "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
-                        "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
-                        "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
-                        "d.event_seq AND b.state IN " +
-                        std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
+      due_rows_(db,
+                event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
+                            "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
+                            "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
+                            "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
+                            "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
+                            "d.event_seq AND b.state IN " +
+                            std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -104,9 +103,10 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                                     "WHERE e.seq > ?1 AND e.seq <= ?2 AND s.consumer_id = ?3 AND "
                                     "s.topic = e.topic AND e.seq > s.start_seq "
                                     "ORDER BY e.seq LIMIT ?4")),
-      key_blocked_(db, "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
-                       "event_seq < ? AND state IN " +
-                           std::string(kBlockingStates) + " LIMIT 1"),
+      key_blocked_(db,
+                   "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
+                   "event_seq < ? AND state IN " +
+                       std::string(kBlockingStates) + " LIMIT 1"),
       write_delivery_(
           db,
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
@@ -167,7 +167,7 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
 bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
   has_work_.reset();
   has_work_.bind(1, static_cast<int64_t>(spec.id));
-  has_work_.bind(2, static_cast<int64_t>(ms(now)));
+  has_work_.bind(2, static_cast<int64_t>(to_millis(now)));
   has_work_.bindNoCopy(3, identity_.owner());
   const bool work = has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
   // A statement left stepping keeps its read snapshot, and BEGIN IMMEDIATE on a stale snapshot
@@ -203,7 +203,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     unhandled_in_range_.bind(1, static_cast<int64_t>(claim.from_seq));
     unhandled_in_range_.bind(2, static_cast<int64_t>(claim.to_seq));
     unhandled_in_range_.bind(3, static_cast<int64_t>(spec.id));
-    while (unhandled_in_range_.executeStep()) victims.emplace_back(read_event(unhandled_in_range_), 1);
+    while (unhandled_in_range_.executeStep())
+      victims.emplace_back(read_event(unhandled_in_range_), 1);
     claimed_rows_.reset();
     claimed_rows_.bind(1, static_cast<int64_t>(spec.id));
     claimed_rows_.bind(2, static_cast<int64_t>(claim.id));
@@ -211,7 +212,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
       victims.emplace_back(read_event(claimed_rows_),
                            claimed_rows_.getColumn(kEventColumnCount).getInt());
     }
-    for (const auto& [event, attempt] : victims) record_crash(spec, event, attempt, error, now, result);
+    for (const auto& [event, attempt] : victims)
+      record_crash(spec, event, attempt, error, now, result);
     delete_claim_.reset();
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
     delete_claim_.exec();
@@ -243,8 +245,8 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
   insert_claim_.bind(4, static_cast<int64_t>(cursor));
   insert_claim_.bind(5, static_cast<int64_t>(cursor));
-  insert_claim_.bind(6, static_cast<int64_t>(ms(now + options_.claim_lease)));
-  insert_claim_.bind(7, static_cast<int64_t>(ms(now)));
+  insert_claim_.bind(6, static_cast<int64_t>(to_millis(now + options_.claim_lease)));
+  insert_claim_.bind(7, static_cast<int64_t>(to_millis(now)));
   insert_claim_.exec();
   claim.id = db_.getLastInsertRowid();
 
@@ -324,7 +326,7 @@ std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
   std::vector<ClaimedItem> items;
   due_rows_.reset();
   due_rows_.bind(1, static_cast<int64_t>(spec.id));
-  due_rows_.bind(2, static_cast<int64_t>(ms(now)));
+  due_rows_.bind(2, static_cast<int64_t>(to_millis(now)));
   due_rows_.bind(3, suspects_only ? 1 : 0);
   due_rows_.bind(4, spec.options.ordered ? 1 : 0);
   due_rows_.bind(5, limit);
@@ -362,10 +364,7 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
       handle_in_transaction(spec, claim.items[claim.next], failed_keys, now, result);
       ++claim.next;
     }
-    next = finish_step(spec, claim, start, stopping, now, result);
-    SLUICE_CRASH_POINT("before-commit");
-    tx.commit();
-    SLUICE_CRASH_POINT("after-commit");
+    next = commit_step(tx, spec, claim, start, stopping, now, result);
   } catch (...) {
     claim.next = start;
     throw;
@@ -374,8 +373,9 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
   return result;
 }
 
-std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
-                                            bool stopping, TimePoint now, StepResult& result) {
+std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
+                                            std::size_t start, bool stopping, TimePoint now,
+                                            StepResult& result) {
   if (claim.done()) {
     delete_claim_.reset();
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
@@ -396,8 +396,12 @@ std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, st
   result.progressed = true;
   // Claiming the next batch in this transaction saves a commit per batch; the claim is still
   // durable before any of its handlers run.
-  if (!claim.done() || stopping) return std::nullopt;
-  return claim_into(spec, now);
+  std::optional<Claim> next;
+  if (claim.done() && !stopping) next = claim_into(spec, now);
+  SLUICE_CRASH_POINT("before-commit");
+  tx.commit();
+  SLUICE_CRASH_POINT("after-commit");
+  return next;
 }
 
 void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
@@ -453,8 +457,9 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     guard_.disarm();
     if (guard_.violated()) {
       failure = Failure::kPermanent;
-      error = "the handler tried to begin, commit or roll back sluice's delivery transaction; "
-              "sluice commits it (use ctx.db() for writes only)";
+      error =
+          "the handler tried to begin, commit or roll back sluice's delivery transaction; "
+          "sluice commits it (use ctx.db() for writes only)";
     }
     if (!in_transaction(db_)) {
       throw DatabaseError("sluice: deliver: the delivery transaction was rolled back while '" +
@@ -500,21 +505,24 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
                                          claim.items.begin() + end);
     const std::vector<Outcome> outcomes = run_outside(spec, group, failed_keys);
     const std::size_t start = claim.next;
+    StepResult committed;
     try {
       WriteTransaction tx(db_);
       const TimePoint now = clock_->now();
       for (std::size_t i = 0; i < group.size(); ++i) {
-        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, result);
+        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, committed);
       }
       claim.next = end;
-      next = finish_step(spec, claim, start, stopping, now, result);
-      SLUICE_CRASH_POINT("before-commit");
-      tx.commit();
-      SLUICE_CRASH_POINT("after-commit");
+      next = commit_step(tx, spec, claim, start, stopping, now, committed);
     } catch (...) {
       claim.next = start;
       throw;
     }
+    result.progressed = true;
+    result.delivered += committed.delivered;
+    result.retried += committed.retried;
+    result.snoozed += committed.snoozed;
+    result.dead_lettered += committed.dead_lettered;
   }
   in_hand = std::move(next);
   return result;
@@ -544,10 +552,10 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
     try {
       results = batch_handler->second(batch);
       if (results.size() != batch.size()) {
-        results.assign(batch.size(),
-                       Outcome::retry("the batch handler returned " +
-                                      std::to_string(results.size()) + " outcomes for " +
-                                      std::to_string(batch.size()) + " events"));
+        results.assign(
+            batch.size(),
+            Outcome::retry("the batch handler returned " + std::to_string(results.size()) +
+                           " outcomes for " + std::to_string(batch.size()) + " events"));
       }
     } catch (const PermanentError& e) {
       results.assign(batch.size(), Outcome::permanent(e.what()));
@@ -562,7 +570,8 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
   const auto handler = spec.handlers.find(topic);
   const std::size_t i = batch_index.front();
   if (handler == spec.handlers.end()) {
-    outcomes[i] = Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
+    outcomes[i] =
+        Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
     return outcomes;
   }
   HandlerContext context(spec.name, items[i].attempt, nullptr, nullptr);
@@ -593,17 +602,17 @@ void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const
       return;
     case Outcome::Kind::kSnooze:
       if (!event.key.empty()) failed_keys.insert(event.key);
-      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay,
-                     std::nullopt, false, "snoozed", {}, std::nullopt);
+      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, std::nullopt,
+                     false, "snoozed", {}, std::nullopt);
       ++result.snoozed;
       return;
     case Outcome::Kind::kRetry:
     case Outcome::Kind::kPermanent:
       if (!event.key.empty()) failed_keys.insert(event.key);
-      record_failure(spec, item,
-                     outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent
-                                                               : Failure::kRetry,
-                     outcome.error, now, result);
+      record_failure(
+          spec, item,
+          outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent : Failure::kRetry,
+          outcome.error, now, result);
       return;
   }
 }
@@ -646,7 +655,8 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
 void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt,
                              const std::string& error, TimePoint now, StepResult& result) {
   if (attempt >= spec.retry.max_attempts) {
-    write_delivery(spec.id, event, "dead", attempt, now, std::nullopt, false, "crashed", error, now);
+    write_delivery(spec.id, event, "dead", attempt, now, std::nullopt, false, "crashed", error,
+                   now);
     write_history(spec.id, event.seq, attempt, now, "crashed", error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
@@ -685,7 +695,7 @@ bool Deliverer::mark_seen(std::int64_t consumer_id, const std::string& event_id,
   insert_inbox_.reset();
   insert_inbox_.bind(1, static_cast<int64_t>(consumer_id));
   insert_inbox_.bindNoCopy(2, event_id);
-  insert_inbox_.bind(3, static_cast<int64_t>(ms(now)));
+  insert_inbox_.bind(3, static_cast<int64_t>(to_millis(now)));
   insert_inbox_.exec();
   return db_.getChanges() > 0;
 }
@@ -711,7 +721,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.bindNoCopy(3, state);
   bind_text_or_null(s, 4, event.key);
   s.bind(5, attempts);
-  s.bind(6, static_cast<int64_t>(ms(next_attempt_at)));
+  s.bind(6, static_cast<int64_t>(to_millis(next_attempt_at)));
   if (claim_id) {
     s.bind(7, static_cast<int64_t>(*claim_id));
   } else {
@@ -721,20 +731,20 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.bindNoCopy(9, reason);
   bind_text_or_null(s, 10, error);
   if (failed_at) {
-    s.bind(11, static_cast<int64_t>(ms(*failed_at)));
+    s.bind(11, static_cast<int64_t>(to_millis(*failed_at)));
   } else {
     s.bind(11);
   }
   s.exec();
 }
 
-void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt,
-                              TimePoint at, const char* outcome, const std::string& error) {
+void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
+                              const char* outcome, const std::string& error) {
   write_history_.reset();
   write_history_.bind(1, static_cast<int64_t>(consumer_id));
   write_history_.bind(2, static_cast<int64_t>(seq));
   write_history_.bind(3, attempt);
-  write_history_.bind(4, static_cast<int64_t>(ms(at)));
+  write_history_.bind(4, static_cast<int64_t>(to_millis(at)));
   write_history_.bindNoCopy(5, outcome);
   bind_text_or_null(write_history_, 6, error);
   write_history_.exec();
@@ -757,7 +767,7 @@ void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
 std::optional<TimePoint> Deliverer::next_due(const ConsumerSpec& spec) {
   next_due_.reset();
   next_due_.bind(1, static_cast<int64_t>(spec.id));
-  next_due_.bind(2, static_cast<int64_t>(ms(clock_->now())));
+  next_due_.bind(2, static_cast<int64_t>(to_millis(clock_->now())));
   std::optional<TimePoint> due;
   if (next_due_.executeStep() && !next_due_.getColumn(0).isNull()) {
     due = TimePoint(Duration(next_due_.getColumn(0).getInt64()));

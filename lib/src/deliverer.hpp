@@ -18,6 +18,7 @@
 #include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
 #include "sluice/outbox.hpp"
+#include "write_transaction.hpp"
 
 namespace sluice {
 
@@ -87,16 +88,16 @@ class Deliverer {
                                     bool stopping);
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
-                             std::set<std::string>& failed_keys, TimePoint now,
-                             StepResult& result);
+                             std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
   std::vector<Outcome> run_outside(ConsumerSpec& spec, const std::vector<ClaimedItem>& items,
                                    const std::set<std::string>& failed_keys);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                      std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
-  // Records the step's progress on the claim and the counters; returns the next claim when this
-  // one is done (unless stopping).
-  std::optional<Claim> finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
-                                   bool stopping, TimePoint now, StepResult& result);
+  // Records the step's progress on the claim and the counters, claims the next batch when this
+  // one is done (unless stopping), and commits. Returns the next claim.
+  std::optional<Claim> commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
+                                   std::size_t start, bool stopping, TimePoint now,
+                                   StepResult& result);
 
   void delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now, StepResult& result);
   void record_failure(ConsumerSpec& spec, const ClaimedItem& item, Failure failure,
@@ -110,8 +111,8 @@ class Deliverer {
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
-                      TimePoint next_attempt_at, std::optional<std::int64_t> claim_id,
-                      bool suspect, const char* reason, const std::string& error,
+                      TimePoint next_attempt_at, std::optional<std::int64_t> claim_id, bool suspect,
+                      const char* reason, const std::string& error,
                       std::optional<TimePoint> failed_at);
   void write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
                      const char* outcome, const std::string& error);

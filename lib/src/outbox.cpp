@@ -1,8 +1,7 @@
 #include "sluice/outbox.hpp"
 
-#include <sqlite3.h>
-
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
 #include "commit_signal.hpp"
 #include "event_codec.hpp"
