@@ -19,7 +19,7 @@ struct IngesterOptions {
   // The durable JetStream consumer's name. Required; one ingester per durable.
   std::string durable;
   // Messages fetched and committed in one local transaction, at most.
-  int fetch_batch = 256;
+  int fetch_batch = 1024;
   // How long one fetch waits for messages.
   Duration fetch_wait = std::chrono::milliseconds(500);
   // A delivered message not acknowledged within this is redelivered by JetStream.

@@ -34,7 +34,7 @@ struct RelayOptions {
   Duration duplicate_window = std::chrono::minutes(2);
   int replicas = 1;
   // Publishes whose JetStream acknowledgement is still awaited, at most.
-  int max_outstanding_acks = 256;
+  int max_outstanding_acks = 1024;
   // A publish not acknowledged within this is taken as failed and tried again later.
   Duration ack_timeout = std::chrono::seconds(5);
   // While the broker is unreachable, events are tried again after a delay growing from
