@@ -49,6 +49,29 @@ bool jetstream_answers(const std::string& url) {
   return ok;
 }
 
+// Whether the cluster can place a 3-replica stream now: every peer is known to the meta leader.
+bool places_three_replicas(const std::string& url) {
+  natsConnection* connection = nullptr;
+  if (natsConnection_ConnectTo(&connection, url.c_str()) != NATS_OK) return false;
+  natsMsg* reply = nullptr;
+  bool ok = natsConnection_RequestString(
+                &reply, connection, "$JS.API.STREAM.CREATE.SLUICE_READY",
+                R"({"name":"SLUICE_READY","subjects":["sluice-ready-check"],"num_replicas":3,)"
+                R"("storage":"memory"})",
+                2000) == NATS_OK;
+  if (ok) {
+    std::string_view body(natsMsg_GetData(reply), natsMsg_GetDataLength(reply));
+    ok = body.find("\"error\"") == std::string_view::npos;
+  }
+  natsMsg_Destroy(reply);
+  reply = nullptr;
+  if (ok && natsConnection_RequestString(&reply, connection, "$JS.API.STREAM.DELETE.SLUICE_READY",
+                                         "", 2000) == NATS_OK)
+    natsMsg_Destroy(reply);
+  natsConnection_Destroy(connection);
+  return ok;
+}
+
 std::string route_url(int port) { return "nats://127.0.0.1:" + std::to_string(port); }
 
 }  // namespace
@@ -161,6 +184,11 @@ NatsCluster::NatsCluster() {
     nodes_.push_back(std::make_unique<NatsServerProcess>(settings));
   }
   for (auto& node : nodes_) node->wait_until_ready();
+  const auto deadline = Clock::now() + kStartDeadline;
+  while (!places_three_replicas(nodes_[0]->url())) {
+    if (Clock::now() > deadline) throw std::runtime_error("the 3-node cluster did not form");
+    std::this_thread::sleep_for(kPollPause);
+  }
 }
 
 std::string NatsCluster::urls() const {

@@ -75,7 +75,8 @@ class NatsServerProcess {
   std::unique_ptr<ChildProcess> child_;
 };
 
-// Three nats-server processes routed together on loopback, JetStream clustered.
+// Three nats-server processes routed together on loopback, JetStream clustered. Constructed
+// once the cluster can place a 3-replica stream.
 class NatsCluster {
  public:
   NatsCluster();
