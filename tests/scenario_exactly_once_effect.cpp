@@ -158,3 +158,22 @@ TEST_CASE("two connections delivering one file at once apply each event exactly 
             .getInt() == 0);
   CHECK(count(f.db, "sluice_claims") == 0);
 }
+
+TEST_CASE("after the clock is set back an hour a retry still waits only its backoff") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("c", "t", [&](const Event&, Context& ctx) {
+    ++calls;
+    if (ctx.attempt() == 1) throw std::runtime_error("first attempt fails");
+  });
+  f.publish("t");
+  worker.run_until_idle();
+  REQUIRE(calls == 1);
+  f.clock->advance(-std::chrono::hours(1));
+  worker.run_until_idle();
+  CHECK(calls == 1);
+  f.clock->advance(seconds(1));
+  worker.run_until_idle();
+  CHECK(calls == 2);
+}

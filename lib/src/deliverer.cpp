@@ -111,9 +111,11 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
           db,
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
           "next_attempt_at, claim_id, suspect, reason, last_error, first_failed_at, "
-          "last_failed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
+          "last_failed_at, scheduled_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+          "?11, ?12) "
           "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = excluded.state, "
           "attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at, "
+          "scheduled_at = excluded.scheduled_at, "
           "claim_id = excluded.claim_id, suspect = excluded.suspect, reason = excluded.reason, "
           "last_error = coalesce(excluded.last_error, last_error), "
           "first_failed_at = coalesce(first_failed_at, excluded.first_failed_at), "
@@ -132,6 +134,10 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       next_due_(db,
                 "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
                 "state = 'pending' AND next_attempt_at > ?"),
+      reanchor_retries_(db,
+                        "UPDATE sluice_deliveries SET next_attempt_at = ?2 + (next_attempt_at - "
+                        "scheduled_at), scheduled_at = ?2 WHERE consumer_id = ?1 AND "
+                        "state = 'pending' AND scheduled_at > ?2"),
       savepoint_(db, "SAVEPOINT sluice_event"),
       release_savepoint_(db, "RELEASE sluice_event"),
       rollback_savepoint_(db, "ROLLBACK TO sluice_event") {}
@@ -152,6 +158,8 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   StepResult result;
   if (stopping) return result;
   const TimePoint now = clock_->now();
+  if (now < spec.latest_now) reanchor_retries(spec, now);
+  spec.latest_now = std::max(spec.latest_now, now);
   if (!has_work(spec, now)) return result;
   WriteTransaction tx(db_);
   recover_abandoned(spec, now, result);
@@ -162,6 +170,15 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   result.progressed = claim.has_value() || result.retried + result.dead_lettered > 0;
   in_hand = std::move(claim);
   return result;
+}
+
+void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
+  WriteTransaction tx(db_);
+  reanchor_retries_.reset();
+  reanchor_retries_.bind(1, static_cast<int64_t>(spec.id));
+  reanchor_retries_.bind(2, static_cast<int64_t>(to_millis(now)));
+  reanchor_retries_.exec();
+  tx.commit();
 }
 
 bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
@@ -480,8 +497,8 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   release_savepoint_.reset();
   if (!event.key.empty()) failed_keys.insert(event.key);
   if (failure == Failure::kNone) {
-    write_delivery(spec.id, event, "pending", item.attempt - 1, now + *snooze, std::nullopt, false,
-                   "snoozed", {}, std::nullopt);
+    write_delivery(spec.id, event, "pending", item.attempt - 1, now + *snooze, false, "snoozed", {},
+                   std::nullopt, now);
     ++result.snoozed;
     return;
   }
@@ -602,8 +619,8 @@ void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const
       return;
     case Outcome::Kind::kSnooze:
       if (!event.key.empty()) failed_keys.insert(event.key);
-      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, std::nullopt,
-                     false, "snoozed", {}, std::nullopt);
+      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, false,
+                     "snoozed", {}, std::nullopt, now);
       ++result.snoozed;
       return;
     case Outcome::Kind::kRetry:
@@ -636,8 +653,7 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
   }
   if (reason != nullptr) {
     SLUICE_CRASH_POINT("during-dead-letter");
-    write_delivery(spec.id, event, "dead", item.attempt, now, std::nullopt, false, reason, error,
-                   now);
+    write_delivery(spec.id, event, "dead", item.attempt, now, false, reason, error, now, now);
     write_history(spec.id, event.seq, item.attempt, now, reason, error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered", spec, event, item.attempt, error, now);
@@ -645,8 +661,7 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
   }
   SLUICE_CRASH_POINT("during-backoff");
   const TimePoint next = now + spec.retry.backoff(item.attempt, event.seq);
-  write_delivery(spec.id, event, "pending", item.attempt, next, std::nullopt, false, "retry", error,
-                 now);
+  write_delivery(spec.id, event, "pending", item.attempt, next, false, "retry", error, now, now);
   write_history(spec.id, event.seq, item.attempt, now, "retry", error);
   ++result.retried;
   log(LogLevel::kWarn, "retry scheduled", spec, event, item.attempt, error, now);
@@ -655,15 +670,14 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
 void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt,
                              const std::string& error, TimePoint now, StepResult& result) {
   if (attempt >= spec.retry.max_attempts) {
-    write_delivery(spec.id, event, "dead", attempt, now, std::nullopt, false, "crashed", error,
-                   now);
+    write_delivery(spec.id, event, "dead", attempt, now, false, "crashed", error, now, now);
     write_history(spec.id, event.seq, attempt, now, "crashed", error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
     return;
   }
   write_delivery(spec.id, event, "pending", attempt, now + spec.retry.backoff(attempt, event.seq),
-                 std::nullopt, true, "crashed", error, now);
+                 true, "crashed", error, now, now);
   write_history(spec.id, event.seq, attempt, now, "crashed", error);
   ++result.retried;
   log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
@@ -671,8 +685,9 @@ void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt
 
 void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
                           TimePoint next_attempt_at) {
-  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, std::nullopt,
-                 false, reason, {}, std::nullopt);
+  // Not a backoff: a not-before time is absolute, and held-back events are due at once.
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, false, reason,
+                 {}, std::nullopt, TimePoint{});
 }
 
 void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result) {
@@ -710,10 +725,9 @@ bool Deliverer::seen(std::int64_t consumer_id, const std::string& event_id) {
 }
 
 void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, const char* state,
-                               int attempts, TimePoint next_attempt_at,
-                               std::optional<std::int64_t> claim_id, bool suspect,
+                               int attempts, TimePoint next_attempt_at, bool suspect,
                                const char* reason, const std::string& error,
-                               std::optional<TimePoint> failed_at) {
+                               std::optional<TimePoint> failed_at, TimePoint scheduled_at) {
   SQLite::Statement& s = write_delivery_;
   s.reset();
   s.bind(1, static_cast<int64_t>(consumer_id));
@@ -722,11 +736,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   bind_text_or_null(s, 4, event.key);
   s.bind(5, attempts);
   s.bind(6, static_cast<int64_t>(to_millis(next_attempt_at)));
-  if (claim_id) {
-    s.bind(7, static_cast<int64_t>(*claim_id));
-  } else {
-    s.bind(7);
-  }
+  s.bind(7);  // claim_id: rows are claimed only by mark_claimed_
   s.bind(8, suspect ? 1 : 0);
   s.bindNoCopy(9, reason);
   bind_text_or_null(s, 10, error);
@@ -735,6 +745,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   } else {
     s.bind(11);
   }
+  s.bind(12, static_cast<int64_t>(to_millis(scheduled_at)));
   s.exec();
 }
 

@@ -30,6 +30,8 @@ struct ConsumerSpec {
   RetryPolicy retry;
   std::map<std::string, Handler> handlers;
   std::map<std::string, BatchHandler> batch_handlers;
+  // The latest time this worker has seen; an earlier reading means the clock was set back.
+  TimePoint latest_now = TimePoint::min();
 };
 
 struct ClaimedItem {
@@ -80,6 +82,8 @@ class Deliverer {
   enum class Failure { kNone, kRetry, kPermanent };
 
   bool has_work(const ConsumerSpec& spec, TimePoint now);
+  // After the clock was set back, moves retries so each still waits only its own backoff.
+  void reanchor_retries(const ConsumerSpec& spec, TimePoint now);
   std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
   std::vector<ClaimedItem> claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
@@ -110,10 +114,11 @@ class Deliverer {
   void delete_delivery(std::int64_t consumer_id, std::int64_t seq);
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
+  // Upserts the (event, consumer) row. `scheduled_at` is when a backoff started (see schema.cpp).
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
-                      TimePoint next_attempt_at, std::optional<std::int64_t> claim_id, bool suspect,
-                      const char* reason, const std::string& error,
-                      std::optional<TimePoint> failed_at);
+                      TimePoint next_attempt_at, bool suspect, const char* reason,
+                      const std::string& error, std::optional<TimePoint> failed_at,
+                      TimePoint scheduled_at);
   void write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
                      const char* outcome, const std::string& error);
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
@@ -149,6 +154,7 @@ class Deliverer {
   SQLite::Statement find_inbox_;
   SQLite::Statement add_counters_;
   SQLite::Statement next_due_;
+  SQLite::Statement reanchor_retries_;
   SQLite::Statement savepoint_;
   SQLite::Statement release_savepoint_;
   SQLite::Statement rollback_savepoint_;
