@@ -111,7 +111,7 @@ double enqueue_floor(const std::string& path, const Storage& storage, int batch,
   configure(connection, storage);
   Stopwatch stopwatch;
   insert_events(connection, events, batch, false);
-  return events / stopwatch.seconds();
+  return events / stopwatch.unstolen_seconds();
 }
 
 double delivery_floor(const std::string& path, const Storage& storage, int batch,
@@ -154,7 +154,7 @@ double delivery_floor(const std::string& path, const Storage& storage, int batch
     commit.run();
     if (delivered == before) throw std::logic_error("floor: pending events went missing");
   }
-  return events / stopwatch.seconds();
+  return events / stopwatch.unstolen_seconds();
 }
 
 }  // namespace bench

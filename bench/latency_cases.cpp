@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "delivery_rig.hpp"
 #include "latency_probe.hpp"
 #include "sluice/database.hpp"
+#include "sluice/stats.hpp"
 #include "stopwatch.hpp"
 #include "workload.hpp"
 
@@ -27,6 +29,8 @@ constexpr double kCrossProcessSlackMs = 5;
 constexpr std::chrono::milliseconds kPollInterval{50};
 // The app's pause between its transactions under load: it has other work to do.
 constexpr std::chrono::milliseconds kAppPause{1};
+// How long a worker may take over the backlog under load before the case gives up on it.
+constexpr std::chrono::seconds kLoadDeadline{30};
 
 // Stops a started worker on scope exit, before the handlers it calls go away.
 class StopOnExit {
@@ -229,6 +233,8 @@ struct UnderLoad {
   LatencySummary app;
   long long delivered = 0;
   double delivered_per_s = 0;
+  // False when the worker had not drained the backlog by kLoadDeadline.
+  bool drained = false;
 };
 
 UnderLoad app_under_in_process_load(const std::string& path, const Storage& storage,
@@ -240,12 +246,19 @@ UnderLoad app_under_in_process_load(const std::string& path, const Storage& stor
   Stopwatch stopwatch;
   rig.worker().start();
   StopOnExit stop(rig.worker());
-  while (rig.written() < backlog) {
+  while (rig.written() < backlog && stopwatch.seconds() < kLoadDeadline.count()) {
     latencies.push_back(app.run());
     std::this_thread::sleep_for(kAppPause);
   }
   return {summarize_latencies(std::move(latencies)), rig.written(),
-          rig.written() / stopwatch.seconds()};
+          rig.written() / stopwatch.seconds(), rig.written() >= backlog};
+}
+
+long long delivered_total(SQLite::Database& db, const std::string& consumer) {
+  for (const sluice::ConsumerStats& stats : sluice::consumer_stats(db)) {
+    if (stats.consumer == consumer) return stats.delivered_total;
+  }
+  return 0;
 }
 
 // A second process runs the worker over the backlog; this one is the app.
@@ -270,25 +283,30 @@ UnderLoad app_under_cross_process_load(const std::string& path, const Storage& s
   done.close_write();
 
   UnderLoad result;
-  {
-    DeliveryRig rig(path, storage, options, 0);
-    rig.enqueue_backlog(backlog);
-    AppTransaction app(rig);
-    std::vector<double> latencies;
-    Stopwatch stopwatch;
-    write_value(go.write_end(), 1);
-    pollfd finished{done.read_end(), POLLIN, 0};
-    while (poll(&finished, 1, 0) == 0) {
-      latencies.push_back(app.run());
-      std::this_thread::sleep_for(kAppPause);
-    }
-    result.delivered_per_s = backlog / stopwatch.seconds();
+  DeliveryRig rig(path, storage, options, 0);
+  rig.enqueue_backlog(backlog);
+  AppTransaction app(rig);
+  std::vector<double> latencies;
+  Stopwatch stopwatch;
+  write_value(go.write_end(), 1);
+  pollfd finished{done.read_end(), POLLIN, 0};
+  while (poll(&finished, 1, 0) == 0 && stopwatch.seconds() < kLoadDeadline.count()) {
+    latencies.push_back(app.run());
+    std::this_thread::sleep_for(kAppPause);
+  }
+  result.app = summarize_latencies(std::move(latencies));
+  result.drained = poll(&finished, 1, 0) == 1;
+  if (result.drained) {
     if (!read_value(done.read_end(), result.delivered)) {
       throw std::runtime_error("bench: worker process ended early");
     }
-    result.app = summarize_latencies(std::move(latencies));
+    wait_child(child);
+  } else {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    result.delivered = delivered_total(rig.producer(), "remote");
   }
-  wait_child(child);
+  result.delivered_per_s = result.delivered / stopwatch.seconds();
   return result;
 }
 
@@ -342,6 +360,12 @@ void run_latency_cases(Run& run) {
                                      : app_under_in_process_load(path, storage, backlog);
       Result result = latency_result(name, load.app, budget_ms);
       result.events_per_s = load.delivered_per_s;
+      if (!load.drained) {
+        result.note = "worker stalled: delivered " + std::to_string(load.delivered) + " of " +
+                      std::to_string(backlog) + " in " + std::to_string(kLoadDeadline.count()) +
+                      " s";
+        result.met = false;
+      }
       run.add(result);
       ScratchDir::remove_database(path);
     }

@@ -26,6 +26,8 @@ struct Result {
   std::string target;
   // Whether the target was met; absent without a target or in a quick run.
   std::optional<bool> met;
+  // Anything else the reader needs, e.g. why a case stopped early.
+  std::string note;
 };
 
 void print_table(std::ostream& out, const std::vector<Result>& results);

@@ -42,7 +42,7 @@ double sluice_enqueue(const std::string& path, const Storage& storage, int batch
     outbox.enqueue(event);
     if ((n + 1) % batch == 0 || n + 1 == events) run_statement(commit);
   }
-  return events / stopwatch.seconds();
+  return events / stopwatch.unstolen_seconds();
 }
 
 // Deliveries per second: events times consumers.
@@ -54,7 +54,7 @@ double sluice_delivery(const std::string& path, const Storage& storage, int batc
   rig.enqueue_backlog(events);
   Stopwatch stopwatch;
   sluice::DrainResult drained = rig.worker().run_until_idle();
-  double seconds = stopwatch.seconds();
+  double seconds = stopwatch.unstolen_seconds();
   if (drained.delivered != events * consumers || rig.written() != drained.delivered) {
     throw std::runtime_error("bench: delivery case delivered " + std::to_string(drained.delivered) +
                              " of " + std::to_string(events * consumers));
