@@ -297,10 +297,9 @@ UnderLoad app_under_cross_process_load(const std::string& path, const Storage& s
   result.app = summarize_latencies(std::move(latencies));
   result.drained = poll(&finished, 1, 0) == 1;
   if (result.drained) {
-    if (!read_value(done.read_end(), result.delivered)) {
-      throw std::runtime_error("bench: worker process ended early");
-    }
+    const bool reported = read_value(done.read_end(), result.delivered);
     wait_child(child);
+    if (!reported) throw std::runtime_error("bench: worker process ended early");
   } else {
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
@@ -333,21 +332,26 @@ void run_latency_cases(Run& run) {
     bool normal = storage.synchronous == sluice::Synchronous::kNormal;
     std::string name = "sluice wake in-process " + storage.name;
     if (run.wants(name)) {
-      std::string path = run.scratch().fresh_database("wake", storage);
-      run.add(latency_result(name, in_process_wake(path, storage, run.size(1000, 20)),
-                             normal ? std::optional(kInProcessWakeTargetMs) : std::nullopt));
-      ScratchDir::remove_database(path);
+      run.guarded(name, [&] {
+        std::string path = run.scratch().fresh_database("wake", storage);
+        long long samples = normal ? run.size(500, 20) : run.size(200, 20);
+        run.add(latency_result(name, in_process_wake(path, storage, samples),
+                               normal ? std::optional(kInProcessWakeTargetMs) : std::nullopt));
+        ScratchDir::remove_database(path);
+      });
     }
     name = "sluice wake cross-process " + storage.name;
     if (normal && run.wants(name)) {
-      std::string path = run.scratch().fresh_database("wake", storage);
-      run.add(latency_result(name, cross_process_wake(path, storage, run.size(150, 5)),
-                             kPollInterval.count() + kCrossProcessSlackMs));
-      ScratchDir::remove_database(path);
+      run.guarded(name, [&] {
+        std::string path = run.scratch().fresh_database("wake", storage);
+        run.add(latency_result(name, cross_process_wake(path, storage, run.size(150, 5)),
+                               kPollInterval.count() + kCrossProcessSlackMs));
+        ScratchDir::remove_database(path);
+      });
     }
   }
 
-  const long long backlog = run.size(300'000, 2'000);
+  const long long backlog = run.size(100'000, 2'000);
   const double budget_ms = static_cast<double>(sluice::Options{}.batch_time_budget.count());
   for (const Storage& storage :
        {file_storage(sluice::Synchronous::kFull), file_storage(sluice::Synchronous::kNormal)}) {
@@ -355,19 +359,21 @@ void run_latency_cases(Run& run) {
       std::string name = std::string("sluice app enqueue under load ") +
                          (cross_process ? "cross-process " : "in-process ") + storage.name;
       if (!run.wants(name)) continue;
-      std::string path = run.scratch().fresh_database("load", storage);
-      UnderLoad load = cross_process ? app_under_cross_process_load(path, storage, backlog)
-                                     : app_under_in_process_load(path, storage, backlog);
-      Result result = latency_result(name, load.app, budget_ms);
-      result.events_per_s = load.delivered_per_s;
-      if (!load.drained) {
-        result.note = "worker stalled: delivered " + std::to_string(load.delivered) + " of " +
-                      std::to_string(backlog) + " in " + std::to_string(kLoadDeadline.count()) +
-                      " s";
-        result.met = false;
-      }
-      run.add(result);
-      ScratchDir::remove_database(path);
+      run.guarded(name, [&] {
+        std::string path = run.scratch().fresh_database("load", storage);
+        UnderLoad load = cross_process ? app_under_cross_process_load(path, storage, backlog)
+                                       : app_under_in_process_load(path, storage, backlog);
+        Result result = latency_result(name, load.app, budget_ms);
+        result.events_per_s = load.delivered_per_s;
+        if (!load.drained) {
+          result.note = "worker stalled: delivered " + std::to_string(load.delivered) + " of " +
+                        std::to_string(backlog) + " in " + std::to_string(kLoadDeadline.count()) +
+                        " s";
+          result.met = false;
+        }
+        run.add(result);
+        ScratchDir::remove_database(path);
+      });
     }
   }
 }

@@ -17,8 +17,17 @@ void Run::add(Result result) {
     std::cerr << "  " << static_cast<long long>(*result.events_per_s) << "/s";
   if (result.ratio) std::cerr << "  ratio " << *result.ratio;
   if (result.latency) std::cerr << "  p99 " << result.latency->p99_ms << " ms";
+  if (!result.note.empty()) std::cerr << "  " << result.note;
   std::cerr << std::endl;
   results_.push_back(std::move(result));
+}
+
+void Run::fail(const std::string& name, const std::string& error) {
+  ++failed_;
+  Result result;
+  result.name = name;
+  result.note = "FAILED: " + error;
+  add(result);
 }
 
 bool Run::all_targets_met() const {

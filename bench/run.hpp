@@ -37,13 +37,28 @@ class Run {
 
   // Records a result (its target not judged in a quick run) and reports progress on stderr.
   void add(Result result);
+  // Runs `body`; if it throws, records a row for `name` naming the error instead, so one broken
+  // case does not hide the others.
+  template <typename Body>
+  void guarded(const std::string& name, Body body) {
+    try {
+      body();
+    } catch (const std::exception& error) {
+      fail(name, error.what());
+    }
+  }
+  // Whether any case ended with an error rather than a figure.
+  bool any_failed() const { return failed_ > 0; }
   const std::vector<Result>& results() const { return results_; }
   bool all_targets_met() const;
 
  private:
+  void fail(const std::string& name, const std::string& error);
+
   RunSettings settings_;
   ScratchDir scratch_;
   std::vector<Result> results_;
+  int failed_ = 0;
 };
 
 }  // namespace bench

@@ -175,8 +175,9 @@ void run_failure_case(Run& run, const Storage& storage) {
 
 void run_scale_cases(Run& run) {
   Storage storage = file_storage(sluice::Synchronous::kNormal);
-  run_size_cases(run, storage);
-  run_failure_case(run, storage);
+  run.guarded("sluice deliver scale " + storage.name, [&] { run_size_cases(run, storage); });
+  run.guarded("sluice deliver 10% failing once " + storage.name,
+              [&] { run_failure_case(run, storage); });
 }
 
 }  // namespace bench

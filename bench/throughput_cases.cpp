@@ -69,9 +69,9 @@ struct Pair {
 
 // The best of `rounds` alternating measurements of each side, each on a fresh database.
 template <typename Floor, typename Sluice>
-Pair best_of(Run& run, const Storage& storage, Floor floor, Sluice sluice) {
+Pair best_of(Run& run, int rounds, const Storage& storage, Floor floor, Sluice sluice) {
   Pair best;
-  for (int round = 0; round < run.rounds(); ++round) {
+  for (int round = 0; round < rounds; ++round) {
     std::string path = run.scratch().fresh_database("floor", storage);
     best.floor = std::max(best.floor, floor(path));
     ScratchDir::remove_database(path);
@@ -107,25 +107,28 @@ void add_pair(Run& run, const std::string& what, const Storage& storage, long lo
 
 void run_enqueue_cases(Run& run, const Storage& storage) {
   for (auto [batch, events] :
-       {std::pair{1, run.size(2'000, 100)}, std::pair{100, run.size(100'000, 1'000)},
+       {std::pair{1, run.size(1'000, 100)}, std::pair{100, run.size(100'000, 1'000)},
         std::pair{1000, run.size(200'000, 2'000)}}) {
     std::string what = "enqueue " + std::to_string(batch) + "/tx";
     if (!run.wants("floor " + what + " " + storage.name) &&
         !run.wants("sluice " + what + " " + storage.name)) {
       continue;
     }
-    Pair pair = best_of(
-        run, storage,
-        [&](const std::string& path) { return enqueue_floor(path, storage, batch, events); },
-        [&](const std::string& path) { return sluice_enqueue(path, storage, batch, events); });
-    add_pair(run, what, storage, events, pair,
-             batch == 1000 ? std::optional(kEnqueueTarget) : std::nullopt);
+    const bool targeted = batch == 1000;
+    run.guarded("sluice " + what + " " + storage.name, [&] {
+      Pair pair = best_of(
+          run, targeted ? run.rounds() : 1, storage,
+          [&](const std::string& path) { return enqueue_floor(path, storage, batch, events); },
+          [&](const std::string& path) { return sluice_enqueue(path, storage, batch, events); });
+      add_pair(run, what, storage, events, pair,
+               targeted ? std::optional(kEnqueueTarget) : std::nullopt);
+    });
   }
 }
 
 void run_delivery_cases(Run& run, const Storage& storage) {
   for (auto [batch, events] :
-       {std::pair{1, run.size(2'000, 100)}, std::pair{64, run.size(100'000, 1'000)},
+       {std::pair{1, run.size(1'000, 100)}, std::pair{64, run.size(100'000, 1'000)},
         std::pair{512, run.size(200'000, 2'000)}}) {
     std::string what = "deliver batch " + std::to_string(batch);
     bool fan_out = batch == 512 && !storage.in_memory;
@@ -135,27 +138,31 @@ void run_delivery_cases(Run& run, const Storage& storage) {
         !(fan_out && run.wants(fan_out_name))) {
       continue;
     }
-    Pair pair = best_of(
-        run, storage,
-        [&](const std::string& path) { return delivery_floor(path, storage, batch, events); },
-        [&](const std::string& path) { return sluice_delivery(path, storage, batch, events, 1); });
-    add_pair(run, what, storage, events, pair,
-             batch == 512 && !storage.in_memory ? std::optional(kDeliveryTarget) : std::nullopt);
-    if (!fan_out) continue;
-
-    double best = 0;
-    for (int round = 0; round < run.rounds(); ++round) {
+    const bool targeted = batch == 512 && !storage.in_memory;
+    double floor = 0;
+    run.guarded("sluice " + what + " " + storage.name, [&] {
+      Pair pair = best_of(
+          run, targeted ? run.rounds() : 1, storage,
+          [&](const std::string& path) { return delivery_floor(path, storage, batch, events); },
+          [&](const std::string& path) {
+            return sluice_delivery(path, storage, batch, events, 1);
+          });
+      add_pair(run, what, storage, events, pair,
+               targeted ? std::optional(kDeliveryTarget) : std::nullopt);
+      floor = pair.floor;
+    });
+    if (!fan_out || floor == 0) continue;
+    run.guarded(fan_out_name, [&] {
       std::string path = run.scratch().fresh_database("fan-out", storage);
-      best = std::max(best, sluice_delivery(path, storage, batch, events, 3));
+      Result result;
+      result.name = fan_out_name;
+      result.events = events * 3;
+      result.events_per_s = sluice_delivery(path, storage, batch, events, 3);
+      result.floor_events_per_s = floor;
+      result.ratio = *result.events_per_s / floor;
       ScratchDir::remove_database(path);
-    }
-    Result result;
-    result.name = fan_out_name;
-    result.events = events * 3;
-    result.events_per_s = best;
-    result.floor_events_per_s = pair.floor;
-    result.ratio = best / pair.floor;
-    run.add(result);
+      run.add(result);
+    });
   }
 }
 
