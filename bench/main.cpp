@@ -1,6 +1,6 @@
 // sluice-bench: sluice against the floor (plain SQL doing the same row work) in one run.
 // Prints a table (or --json) of every case with its ratio and target; exits 1 if a target is
-// missed (never in a --quick run), 2 if a case failed with an error.
+// missed, 2 if a case failed with an error; a --quick run exits 0 whenever it completes.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     } else {
       bench::print_table(std::cout, run.results());
     }
+    if (settings.quick) return 0;
     if (run.any_failed()) return 2;
     return run.all_targets_met() ? 0 : 1;
   } catch (const std::exception& error) {
