@@ -24,6 +24,11 @@ void CommitProbe::mark() {
   marked_ = true;
 }
 
+long long CommitProbe::last_commit_ns() {
+  std::lock_guard lock(mutex_);
+  return last_commit_ns_;
+}
+
 long long CommitProbe::wait_marked_commit(long long count) {
   std::unique_lock lock(mutex_);
   if (!committed_.wait_for(lock, std::chrono::seconds(30),
@@ -38,6 +43,7 @@ int CommitProbe::on_commit(void* self, sqlite3* db, const char* schema, int wal_
   auto* probe = static_cast<CommitProbe*>(self);
   {
     std::lock_guard lock(probe->mutex_);
+    probe->last_commit_ns_ = now;
     if (probe->marked_) {
       probe->marked_ = false;
       ++probe->marked_commits_;

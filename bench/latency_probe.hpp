@@ -9,7 +9,8 @@
 
 namespace bench {
 
-// The hook runs on the watched connection's thread; wait_marked_commit() is thread-safe. Must
+// The hook runs on the watched connection's thread; last_commit_ns() and wait_marked_commit()
+// are thread-safe. Must
 // outlive the watched connection.
 class CommitProbe {
  public:
@@ -18,6 +19,8 @@ class CommitProbe {
   void watch(sqlite3* db);
   // The next commit on the watched connection is the one to report (e.g. a handler's).
   void mark();
+  // CLOCK_MONOTONIC ns of the latest commit on the watched connection; 0 before the first.
+  long long last_commit_ns();
   // Waits until `count` marked commits have happened; returns the CLOCK_MONOTONIC ns of the
   // latest. Throws
   // after 30 s without one.
@@ -32,6 +35,7 @@ class CommitProbe {
   bool marked_ = false;
   long long marked_commits_ = 0;
   long long marked_commit_ns_ = 0;
+  long long last_commit_ns_ = 0;
 };
 
 }  // namespace bench
