@@ -39,16 +39,6 @@ nats::ConnectionSettings connection_settings(const IngesterOptions& o) {
   return settings;
 }
 
-// The stream sequence ingested last, per (stream, durable), committed with the events it
-// brought. It lets the ingester keep stream order across crashes: JetStream would otherwise
-// deliver new messages before redelivering ones a crashed ingester had fetched but not committed.
-void create_position_table(SQLite::Database& db) {
-  db.exec(
-      "CREATE TABLE IF NOT EXISTS sluice_nats_positions ("
-      " stream TEXT NOT NULL, durable TEXT NOT NULL, stream_seq INTEGER NOT NULL,"
-      " PRIMARY KEY (stream, durable))");
-}
-
 }  // namespace
 
 struct Ingester::Impl {
@@ -59,7 +49,6 @@ struct Ingester::Impl {
         outbox(db, options),
         client(connection_settings(ingester_options)),
         backoff(ingester_options.min_backoff, ingester_options.max_backoff) {
-    create_position_table(db);
     SQLite::Statement query(db,
                             "SELECT stream_seq FROM sluice_nats_positions"
                             " WHERE stream = ? AND durable = ?");
