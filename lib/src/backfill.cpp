@@ -1,1 +1,124 @@
-// placeholder: implemented in the core engine commit
+#include "sluice/backfill.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include "consumer_registry.hpp"
+#include "sluice/error.hpp"
+#include "sql_filter.hpp"
+#include "sqlite_error.hpp"
+#include "write_transaction.hpp"
+
+namespace sluice {
+namespace {
+
+constexpr int kBatch = 500;
+
+std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+// Events of `range` the consumer has been handed already (seq <= its cursor) and that are not
+// waiting to be handled anyway.
+SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const BackfillRange& range) {
+  if (range.from_event_id.empty() == !range.since.has_value()) {
+    throw InvalidArgument("sluice: backfill: give exactly one of a start event ID or a start time");
+  }
+  SqlFilter sql;
+  sql.where("s.consumer_id = ?", {consumer});
+  if (!range.from_event_id.empty()) {
+    SQLite::Statement find(db, "SELECT seq FROM sluice_events WHERE id = ?");
+    find.bind(1, range.from_event_id);
+    if (!find.executeStep()) {
+      throw NotFound("sluice: backfill: no event with ID '" + range.from_event_id + "'");
+    }
+    sql.where("e.seq >= ?", {find.getColumn(0).getInt64()});
+  } else {
+    sql.where("e.created_at >= ?", {ms(*range.since)});
+  }
+  if (range.until) sql.where("e.created_at < ?", {ms(*range.until)});
+  sql.where("e.seq <= (SELECT cursor FROM sluice_consumers WHERE id = s.consumer_id)");
+  sql.where(
+      "NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = s.consumer_id AND "
+      "d.event_seq = e.seq AND d.state IN ('pending', 'claimed'))");
+  return sql;
+}
+
+const char* const kFrom =
+    " FROM sluice_events e JOIN sluice_subscriptions s ON s.topic = e.topic AND "
+    "e.seq > s.start_seq WHERE 1";
+
+}  // namespace
+
+long long count_backfill(SQLite::Database& db, const std::string& consumer,
+                         const BackfillRange& range) {
+  return guarded("count backfill", [&] {
+    const SqlFilter sql = backfill_filter(db, consumer_id(db, consumer), range);
+    SQLite::Statement count(db, std::string("SELECT count(*)") + kFrom + sql.clause());
+    sql.bind(count);
+    count.executeStep();
+    return count.getColumn(0).getInt64();
+  });
+}
+
+long long backfill(SQLite::Database& db, const std::string& consumer, const BackfillRange& range,
+                   const Options& options) {
+  return guarded("backfill", [&] {
+    const auto clock = options.clock ? options.clock : system_clock();
+    const std::int64_t id = consumer_id(db, consumer);
+    const SqlFilter sql = backfill_filter(db, id, range);
+    long long queued = 0;
+    std::int64_t after = 0;
+    while (true) {
+      WriteTransaction tx(db);
+      const TimePoint now = clock->now();
+      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kFrom +
+                                       sql.clause() + " AND e.seq > ? ORDER BY e.seq LIMIT " +
+                                       std::to_string(kBatch));
+      const int next = sql.bind(select);
+      select.bind(next, static_cast<int64_t>(after));
+      SQLite::Statement forget(db, "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
+      SQLite::Statement queue(
+          db,
+          "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
+          "next_attempt_at, reason) VALUES (?1, ?2, 'pending', ?3, 0, ?4, 'backfilled') "
+          "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = 'pending', attempts = 0, "
+          "next_attempt_at = ?4, suspect = 0, claim_id = NULL, reason = 'backfilled'");
+      SQLite::Statement history(db,
+                                "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, "
+                                "at, outcome) VALUES (?, ?, 0, ?, 'backfilled')");
+      int rows = 0;
+      while (select.executeStep()) {
+        const std::int64_t seq = select.getColumn(0).getInt64();
+        forget.reset();
+        forget.bind(1, static_cast<int64_t>(id));
+        forget.bind(2, select.getColumn(1).getString());
+        forget.exec();
+        queue.reset();
+        queue.bind(1, static_cast<int64_t>(id));
+        queue.bind(2, static_cast<int64_t>(seq));
+        if (select.getColumn(2).isNull()) {
+          queue.bind(3);
+        } else {
+          queue.bind(3, select.getColumn(2).getString());
+        }
+        queue.bind(4, static_cast<int64_t>(ms(now)));
+        queue.exec();
+        history.reset();
+        history.bind(1, static_cast<int64_t>(id));
+        history.bind(2, static_cast<int64_t>(seq));
+        history.bind(3, static_cast<int64_t>(ms(now)));
+        history.exec();
+        after = seq;
+        ++rows;
+      }
+      tx.commit();
+      queued += rows;
+      if (rows < kBatch) break;
+    }
+    if (options.log) {
+      options.log->write(LogLevel::kInfo, "backfill queued",
+                         {{"consumer", consumer}, {"events", std::to_string(queued)}});
+    }
+    return queued;
+  });
+}
+
+}  // namespace sluice

@@ -1,1 +1,116 @@
-// placeholder: implemented in the core engine commit
+#include "sluice/database.hpp"
+
+#include <sqlite3.h>
+
+#include <SQLiteCpp/Statement.h>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+
+#include "schema.hpp"
+#include "sqlite_error.hpp"
+#include "write_transaction.hpp"
+
+namespace sluice {
+namespace {
+
+// SQLite's default busy handler sleeps 1, 2, 5, 10... ms between tries, so a waiting writer keeps
+// missing the short gaps between a worker's batches. This one polls every 50 us for the first
+// millisecond, then every 250 us up to 11 ms, then every millisecond, until the timeout.
+long long busy_wait_us(int tries) {
+  if (tries < 20) return 50;
+  if (tries < 60) return 250;
+  return 1000;
+}
+
+long long busy_waited_us(int tries) {
+  if (tries <= 20) return tries * 50LL;
+  if (tries <= 60) return 1000 + (tries - 20) * 250LL;
+  return 11000 + (tries - 60) * 1000LL;
+}
+
+int busy_handler(void* timeout_ms, int tries) {
+  const auto timeout_us = static_cast<long long>(reinterpret_cast<std::intptr_t>(timeout_ms)) * 1000;
+  if (busy_waited_us(tries) >= timeout_us) return 0;
+  struct timespec ts {
+    0, static_cast<long>(busy_wait_us(tries) * 1000)
+  };
+  nanosleep(&ts, nullptr);
+  return 1;
+}
+
+bool has_table(SQLite::Database& db, const char* name) {
+  SQLite::Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  query.bind(1, name);
+  return query.executeStep();
+}
+
+int read_version(SQLite::Database& db) {
+  if (!has_table(db, "sluice_meta")) return 0;
+  SQLite::Statement query(db, "SELECT value FROM sluice_meta WHERE name = 'schema_version'");
+  return query.executeStep() ? query.getColumn(0).getInt() : 0;
+}
+
+}  // namespace
+
+int schema_version() { return schema::current_version(); }
+
+int stored_schema_version(SQLite::Database& db) {
+  return guarded("read schema version", [&] { return read_version(db); });
+}
+
+int ensure_schema(SQLite::Database& db) {
+  return guarded("migrate schema", [&] {
+    const int found = read_version(db);
+    if (found > schema::current_version()) {
+      throw SchemaVersionError(found, schema::current_version());
+    }
+    if (found == schema::current_version()) return found;
+    if (in_transaction(db)) {
+      throw TransactionError(
+          "sluice: migrate schema: the sluice schema must be created or migrated outside the "
+          "caller's transaction (open the database with sluice::open_database first)");
+    }
+    WriteTransaction tx(db);
+    const int locked = read_version(db);  // another process may have migrated meanwhile
+    if (locked > schema::current_version()) {
+      throw SchemaVersionError(locked, schema::current_version());
+    }
+    for (int v = locked; v < schema::current_version(); ++v) db.exec(schema::migrations()[v]);
+    db.exec("INSERT INTO sluice_meta (name, value) VALUES ('schema_version', " +
+            std::to_string(schema::current_version()) +
+            ") ON CONFLICT (name) DO UPDATE SET value = excluded.value");
+    tx.commit();
+    return found;
+  });
+}
+
+void configure_connection(SQLite::Database& db, const Options& options) {
+  guarded("configure connection", [&] {
+    sqlite3_busy_handler(db.getHandle(), busy_handler,
+                         reinterpret_cast<void*>(static_cast<std::intptr_t>(options.busy_timeout.count())));
+    // Reading the schema first turns a non-database file into SQLITE_NOTADB here, not later.
+    db.exec("SELECT count(*) FROM sqlite_master");
+    const std::string file = sqlite3_db_filename(db.getHandle(), "main");
+    if (!file.empty()) db.exec("PRAGMA journal_mode = WAL");
+    db.exec(options.synchronous == Synchronous::kFull ? "PRAGMA synchronous = FULL"
+                                                      : "PRAGMA synchronous = NORMAL");
+  });
+}
+
+SQLite::Database open_database(const std::string& path, const Options& options, OpenMode mode) {
+  const bool memory = path == ":memory:" || path.empty();
+  if (mode == OpenMode::kExisting && !memory && !std::filesystem::exists(path)) {
+    throw NotFound("sluice: open database: no file at '" + path + "' (only init creates one)");
+  }
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (mode == OpenMode::kCreate) flags |= SQLITE_OPEN_CREATE;
+  SQLite::Database db = guarded("open database", [&] {
+    return SQLite::Database(memory ? ":memory:" : path, flags);
+  });
+  configure_connection(db, options);
+  ensure_schema(db);
+  return db;
+}
+
+}  // namespace sluice

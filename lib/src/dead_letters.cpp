@@ -1,1 +1,154 @@
-// placeholder: implemented in the core engine commit
+#include "sluice/dead_letters.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include "consumer_registry.hpp"
+#include "crash_point.hpp"
+#include "sluice/error.hpp"
+#include "sql_filter.hpp"
+#include "sqlite_error.hpp"
+#include "write_transaction.hpp"
+
+namespace sluice {
+namespace {
+
+// Dead letters changed per short transaction, so an operator's replay never holds the write lock
+// for long while the app runs.
+constexpr int kBatch = 200;
+
+std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+SqlFilter dead_letter_filter(SQLite::Database& db, const DeadLetterFilter& filter,
+                             bool include_discarded) {
+  SqlFilter sql;
+  sql.where(include_discarded ? "d.state IN ('dead', 'discarded')" : "d.state = 'dead'");
+  if (!filter.consumer.empty()) sql.where("d.consumer_id = ?", {consumer_id(db, filter.consumer)});
+  if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
+  if (filter.since) sql.where("d.last_failed_at >= ?", {ms(*filter.since)});
+  if (filter.until) sql.where("d.last_failed_at < ?", {ms(*filter.until)});
+  if (!filter.error_contains.empty()) {
+    sql.where("instr(d.last_error, ?) > 0", {filter.error_contains});
+  }
+  sql.where_in("e.id", filter.event_ids);
+  return sql;
+}
+
+const char* const kFrom =
+    " FROM sluice_deliveries d JOIN sluice_events e ON e.seq = d.event_seq "
+    "JOIN sluice_consumers c ON c.id = d.consumer_id WHERE 1";
+
+// Applies `change` to matching dead letters, kBatch per transaction. `change` has parameters
+// ?1 consumer id, ?2 event seq, ?3 now, ?4 note.
+long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                              const std::string& change, const char* history_outcome,
+                              const std::string& note, const Options& options) {
+  const auto clock = options.clock ? options.clock : system_clock();
+  const SqlFilter sql = dead_letter_filter(db, filter, false);
+  long long changed = 0;
+  while (true) {
+    WriteTransaction tx(db);
+    const TimePoint now = clock->now();
+    SQLite::Statement select(db, std::string("SELECT d.consumer_id, d.event_seq, d.attempts") +
+                                     kFrom + sql.clause() + " ORDER BY d.event_seq LIMIT " +
+                                     std::to_string(kBatch));
+    sql.bind(select);
+    std::vector<std::tuple<std::int64_t, std::int64_t, int>> rows;
+    while (select.executeStep()) {
+      rows.emplace_back(select.getColumn(0).getInt64(), select.getColumn(1).getInt64(),
+                        select.getColumn(2).getInt());
+    }
+    if (rows.empty()) break;
+    SQLite::Statement update(db, change);
+    SQLite::Statement history(db,
+                              "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, "
+                              "outcome, error) VALUES (?, ?, ?, ?, ?, ?)");
+    for (const auto& [consumer, seq, attempts] : rows) {
+      update.reset();
+      update.bind(1, static_cast<int64_t>(consumer));
+      update.bind(2, static_cast<int64_t>(seq));
+      update.bind(3, static_cast<int64_t>(ms(now)));
+      update.bind(4, note);
+      update.exec();
+      history.reset();
+      history.bind(1, static_cast<int64_t>(consumer));
+      history.bind(2, static_cast<int64_t>(seq));
+      history.bind(3, attempts);
+      history.bind(4, static_cast<int64_t>(ms(now)));
+      history.bind(5, history_outcome);
+      if (note.empty()) {
+        history.bind(6);
+      } else {
+        history.bind(6, note);
+      }
+      history.exec();
+      if (options.log) {
+        options.log->write(LogLevel::kInfo, std::string("dead letter ") + history_outcome,
+                           {{"consumer_id", std::to_string(consumer)},
+                            {"event_seq", std::to_string(seq)},
+                            {"note", note}});
+      }
+    }
+    SLUICE_CRASH_POINT("during-replay");
+    tx.commit();
+    changed += static_cast<long long>(rows.size());
+  }
+  return changed;
+}
+
+}  // namespace
+
+std::vector<DeadLetter> list_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter) {
+  return guarded("list dead letters", [&] {
+    const SqlFilter sql = dead_letter_filter(db, filter, filter.include_discarded);
+    SQLite::Statement select(
+        db, std::string("SELECT e.id, e.seq, c.name, e.topic, e.key, d.reason, d.last_error, "
+                        "d.attempts, d.first_failed_at, d.last_failed_at, d.state, d.note") +
+                kFrom + sql.clause() + " ORDER BY d.last_failed_at, d.event_seq");
+    sql.bind(select);
+    std::vector<DeadLetter> letters;
+    while (select.executeStep()) {
+      DeadLetter letter;
+      letter.event_id = select.getColumn(0).getString();
+      letter.event_seq = select.getColumn(1).getInt64();
+      letter.consumer = select.getColumn(2).getString();
+      letter.topic = select.getColumn(3).getString();
+      letter.key = select.getColumn(4).getString();
+      letter.reason = select.getColumn(5).getString();
+      letter.last_error = select.getColumn(6).getString();
+      letter.attempts = select.getColumn(7).getInt();
+      letter.first_failed_at = TimePoint(Duration(select.getColumn(8).getInt64()));
+      letter.last_failed_at = TimePoint(Duration(select.getColumn(9).getInt64()));
+      letter.discarded = select.getColumn(10).getString() == "discarded";
+      letter.note = select.getColumn(11).getString();
+      letters.push_back(std::move(letter));
+    }
+    return letters;
+  });
+}
+
+long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                              const Options& options) {
+  return guarded("replay dead letters", [&] {
+    return change_dead_letters(
+        db, filter,
+        "UPDATE sluice_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?3, "
+        "suspect = 0, claim_id = NULL, reason = 'replayed', note = nullif(?4, '') "
+        "WHERE consumer_id = ?1 AND event_seq = ?2",
+        "replayed", {}, options);
+  });
+}
+
+long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                               const std::string& note, const Options& options) {
+  if (note.empty()) {
+    throw InvalidArgument("sluice: discard dead letters: a note saying why is required");
+  }
+  return guarded("discard dead letters", [&] {
+    return change_dead_letters(db, filter,
+                               "UPDATE sluice_deliveries SET state = 'discarded', note = ?4 "
+                               "WHERE consumer_id = ?1 AND event_seq = ?2 AND ?3 IS NOT NULL",
+                               "discarded", note, options);
+  });
+}
+
+}  // namespace sluice

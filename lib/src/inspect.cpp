@@ -1,1 +1,136 @@
-// placeholder: implemented in the core engine commit
+#include "sluice/inspect.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include <set>
+
+#include "consumer_registry.hpp"
+#include "event_codec.hpp"
+#include "sluice/error.hpp"
+#include "sql_filter.hpp"
+#include "sqlite_error.hpp"
+
+namespace sluice {
+namespace {
+
+std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+// One consumer's state for event `e`, given its consumer row `c`, its delivery row `d` and its
+// inbox row `i` (both LEFT JOINed).
+const char* const kStateExpression =
+    "CASE "
+    "WHEN d.state IN ('dead', 'discarded', 'claimed') THEN d.state "
+    "WHEN d.state = 'pending' AND d.reason IN ('retry', 'crashed') THEN 'retrying' "
+    "WHEN d.state = 'pending' THEN 'pending' "
+    "WHEN i.event_id IS NOT NULL THEN 'delivered' "
+    "WHEN e.seq > c.cursor THEN 'pending' "
+    "WHEN EXISTS (SELECT 1 FROM sluice_claims k WHERE k.consumer_id = c.id AND "
+    "e.seq > k.from_seq AND e.seq <= k.to_seq) THEN 'claimed' "
+    "ELSE 'delivered' END";
+
+const char* const kConsumerJoins =
+    " JOIN sluice_subscriptions s ON s.topic = e.topic AND e.seq > s.start_seq "
+    "JOIN sluice_consumers c ON c.id = s.consumer_id "
+    "LEFT JOIN sluice_deliveries d ON d.consumer_id = c.id AND d.event_seq = e.seq "
+    "LEFT JOIN sluice_inbox i ON i.consumer_id = c.id AND i.event_id = e.id";
+
+const std::set<std::string>& known_states() {
+  static const std::set<std::string> states = {"pending", "claimed",  "retrying",
+                                               "delivered", "dead", "discarded"};
+  return states;
+}
+
+}  // namespace
+
+std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) {
+  if (!filter.state.empty() && filter.consumer.empty()) {
+    throw InvalidArgument("sluice: list events: a state filter needs a consumer");
+  }
+  if (!filter.state.empty() && known_states().count(filter.state) == 0) {
+    throw InvalidArgument("sluice: list events: unknown state '" + filter.state +
+                          "' (pending, claimed, retrying, delivered, dead, discarded)");
+  }
+  if (filter.limit < 1) throw InvalidArgument("sluice: list events: the limit must be >= 1");
+  return guarded("list events", [&] {
+    SqlFilter sql;
+    std::string from = " FROM sluice_events e";
+    if (!filter.consumer.empty()) {
+      from += kConsumerJoins;
+      sql.where("c.id = ?", {consumer_id(db, filter.consumer)});
+      if (!filter.state.empty()) {
+        sql.where(std::string(kStateExpression) + " = ?", {filter.state});
+      }
+    }
+    sql.where("e.seq > ?", {filter.after_seq});
+    if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
+    if (filter.since) sql.where("e.created_at >= ?", {ms(*filter.since)});
+    SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
+                                     sql.clause() + " ORDER BY e.seq LIMIT " +
+                                     std::to_string(filter.limit));
+    sql.bind(select);
+    std::vector<Event> events;
+    while (select.executeStep()) events.push_back(read_event(select));
+    return events;
+  });
+}
+
+Event find_event(SQLite::Database& db, const std::string& event_id) {
+  return guarded("find event", [&] {
+    SQLite::Statement select(db, std::string("SELECT ") + kEventColumns +
+                                     " FROM sluice_events e WHERE e.id = ?");
+    select.bind(1, event_id);
+    if (!select.executeStep()) throw NotFound("sluice: no event with ID '" + event_id + "'");
+    return read_event(select);
+  });
+}
+
+std::vector<DeliveryStatus> delivery_statuses(SQLite::Database& db, const Event& event) {
+  return guarded("read delivery status", [&] {
+    SQLite::Statement select(
+        db, std::string("SELECT c.name, ") + kStateExpression +
+                ", coalesce(d.attempts, CASE WHEN i.event_id IS NOT NULL THEN 1 ELSE 0 END), "
+                "CASE WHEN d.state = 'pending' THEN d.next_attempt_at END, i.delivered_at, "
+                "d.last_error FROM sluice_events e" +
+                kConsumerJoins + " WHERE e.seq = ? ORDER BY c.name");
+    select.bind(1, static_cast<int64_t>(event.seq));
+    std::vector<DeliveryStatus> statuses;
+    while (select.executeStep()) {
+      DeliveryStatus status;
+      status.consumer = select.getColumn(0).getString();
+      status.state = select.getColumn(1).getString();
+      status.attempts = select.getColumn(2).getInt();
+      if (!select.getColumn(3).isNull()) {
+        status.next_attempt_at = TimePoint(Duration(select.getColumn(3).getInt64()));
+      }
+      if (!select.getColumn(4).isNull()) {
+        status.delivered_at = TimePoint(Duration(select.getColumn(4).getInt64()));
+      }
+      status.last_error = select.getColumn(5).getString();
+      statuses.push_back(std::move(status));
+    }
+    return statuses;
+  });
+}
+
+std::vector<AttemptRecord> attempt_history(SQLite::Database& db, const Event& event) {
+  return guarded("read attempt history", [&] {
+    SQLite::Statement select(db,
+                             "SELECT c.name, a.attempt, a.at, a.outcome, a.error FROM "
+                             "sluice_attempts a JOIN sluice_consumers c ON c.id = a.consumer_id "
+                             "WHERE a.event_seq = ? ORDER BY a.id");
+    select.bind(1, static_cast<int64_t>(event.seq));
+    std::vector<AttemptRecord> history;
+    while (select.executeStep()) {
+      AttemptRecord record;
+      record.consumer = select.getColumn(0).getString();
+      record.attempt = select.getColumn(1).getInt();
+      record.at = TimePoint(Duration(select.getColumn(2).getInt64()));
+      record.outcome = select.getColumn(3).getString();
+      record.error = select.getColumn(4).getString();
+      history.push_back(std::move(record));
+    }
+    return history;
+  });
+}
+
+}  // namespace sluice

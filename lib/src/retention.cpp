@@ -1,1 +1,120 @@
-// placeholder: implemented in the core engine commit
+#include "sluice/retention.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include <algorithm>
+
+#include "crash_point.hpp"
+#include "sluice/error.hpp"
+#include "sqlite_error.hpp"
+#include "write_transaction.hpp"
+
+namespace sluice {
+namespace {
+
+std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+std::string describe(Duration d) {
+  const long long seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (seconds % 86400 == 0 && seconds > 0) return std::to_string(seconds / 86400) + "d";
+  if (seconds % 3600 == 0 && seconds > 0) return std::to_string(seconds / 3600) + "h";
+  if (seconds % 60 == 0 && seconds > 0) return std::to_string(seconds / 60) + "m";
+  return std::to_string(seconds) + "s";
+}
+
+// Events every consumer is past, created before `cutoff`, with no unfinished or dead-lettered
+// delivery, after seq `after`.
+const char* const kPrunable =
+    "SELECT e.seq, e.id FROM sluice_events e WHERE e.seq > ?1 AND e.seq <= ?2 AND "
+    "e.created_at < ?3 AND NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE "
+    "d.event_seq = e.seq AND d.state IN ('pending', 'claimed', 'dead')) ORDER BY e.seq LIMIT ?4";
+
+// The highest seq every consumer and every claim is past.
+std::int64_t finished_up_to(SQLite::Database& db) {
+  return db
+      .execAndGet(
+          "SELECT min((SELECT coalesce(max(seq), 0) FROM sluice_events), "
+          "coalesce((SELECT min(cursor) FROM sluice_consumers), 9223372036854775807), "
+          "coalesce((SELECT min(from_seq) FROM sluice_claims), 9223372036854775807))")
+      .getInt64();
+}
+
+}  // namespace
+
+Duration dedup_horizon(SQLite::Database& db, const Options& options) {
+  return guarded("read dedup horizon", [&] {
+    const long long stored =
+        db.execAndGet("SELECT coalesce(max(retry_span_ms), 0) FROM sluice_consumers").getInt64();
+    return std::max(Duration(stored), options.retry.longest_span());
+  });
+}
+
+long long prune(SQLite::Database& db, Duration retention, const PruneOptions& prune_options,
+                const Options& options) {
+  if (retention.count() < 0) throw InvalidArgument("sluice: prune: the retention is negative");
+  if (prune_options.batch_size < 1) throw InvalidArgument("sluice: prune: batch_size must be >= 1");
+  const Duration horizon = dedup_horizon(db, options);
+  if (retention < horizon && !prune_options.force) {
+    throw InvalidArgument("sluice: prune: a retention of " + describe(retention) +
+                          " is shorter than the dedup horizon of " + describe(horizon) +
+                          " (the longest retry span): dedup keys and seen IDs could be forgotten "
+                          "while retries still run; force to prune anyway");
+  }
+  return guarded("prune", [&] {
+    const auto clock = options.clock ? options.clock : system_clock();
+    const std::int64_t cutoff = ms(clock->now() - retention);
+    std::vector<std::int64_t> consumers;
+    {
+      SQLite::Statement all(db, "SELECT id FROM sluice_consumers");
+      while (all.executeStep()) consumers.push_back(all.getColumn(0).getInt64());
+    }
+    long long pruned = 0;
+    std::int64_t after = 0;
+    while (true) {
+      WriteTransaction tx(db);
+      const std::int64_t limit = finished_up_to(db);
+      SQLite::Statement select(db, kPrunable);
+      select.bind(1, static_cast<int64_t>(after));
+      select.bind(2, static_cast<int64_t>(limit));
+      select.bind(3, static_cast<int64_t>(cutoff));
+      select.bind(4, prune_options.batch_size);
+      std::vector<std::pair<std::int64_t, std::string>> events;
+      while (select.executeStep()) {
+        events.emplace_back(select.getColumn(0).getInt64(), select.getColumn(1).getString());
+      }
+      if (events.empty()) break;
+      after = events.back().first;
+      if (!prune_options.dry_run) {
+        SQLite::Statement forget(db,
+                                 "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
+        SQLite::Statement deliveries(db, "DELETE FROM sluice_deliveries WHERE event_seq = ?");
+        SQLite::Statement attempts(db, "DELETE FROM sluice_attempts WHERE event_seq = ?");
+        SQLite::Statement event(db, "DELETE FROM sluice_events WHERE seq = ?");
+        for (const auto& [seq, id] : events) {
+          for (std::int64_t consumer : consumers) {
+            forget.reset();
+            forget.bind(1, static_cast<int64_t>(consumer));
+            forget.bind(2, id);
+            forget.exec();
+          }
+          for (SQLite::Statement* s : {&deliveries, &attempts, &event}) {
+            s->reset();
+            s->bind(1, static_cast<int64_t>(seq));
+            s->exec();
+          }
+        }
+        SLUICE_CRASH_POINT("during-prune");
+        tx.commit();
+      }
+      pruned += static_cast<long long>(events.size());
+      if (prune_options.progress) prune_options.progress(pruned);
+    }
+    if (options.log && !prune_options.dry_run) {
+      options.log->write(LogLevel::kInfo, "pruned",
+                         {{"events", std::to_string(pruned)}, {"retention", describe(retention)}});
+    }
+    return pruned;
+  });
+}
+
+}  // namespace sluice

@@ -1,1 +1,160 @@
-// placeholder: implemented in the core engine commit
+#include "sluice/stats.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+
+#include "sqlite_error.hpp"
+
+namespace sluice {
+namespace {
+
+std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+// Per consumer: events past its cursor (never claimed yet), with the oldest one's creation time.
+const char* const kBacklog =
+    "SELECT count(*), min(CASE WHEN e.not_before IS NULL OR e.not_before <= ?3 THEN "
+    "e.created_at END) FROM sluice_events e CROSS JOIN sluice_subscriptions s "
+    "WHERE e.seq > ?2 AND s.consumer_id = ?1 AND s.topic = e.topic AND e.seq > s.start_seq";
+
+// Fresh events inside live claims that are not handled yet.
+const char* const kClaimedFresh =
+    "SELECT count(*), min(e.created_at) FROM sluice_claims k JOIN sluice_events e ON "
+    "e.seq > k.from_seq AND e.seq <= k.to_seq JOIN sluice_subscriptions s ON s.consumer_id = "
+    "k.consumer_id AND s.topic = e.topic AND e.seq > s.start_seq WHERE k.consumer_id = ?1 "
+    "AND NOT EXISTS (SELECT 1 FROM sluice_inbox i WHERE i.consumer_id = ?1 AND i.event_id = e.id) "
+    "AND NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = ?1 AND "
+    "d.event_seq = e.seq)";
+
+const char* const kDeliveryCounts =
+    "SELECT "
+    "sum(d.state = 'pending'), "
+    "sum(d.state = 'claimed'), "
+    "sum(d.state = 'pending' AND d.reason IN ('retry', 'crashed')), "
+    "sum(d.state = 'dead'), "
+    "min(CASE WHEN d.state IN ('pending', 'claimed') AND (e.not_before IS NULL OR "
+    "e.not_before <= ?2) THEN e.created_at END), "
+    "count(DISTINCT CASE WHEN d.state = 'dead' AND c.ordered THEN d.key END) "
+    "FROM sluice_deliveries d JOIN sluice_events e ON e.seq = d.event_seq "
+    "JOIN sluice_consumers c ON c.id = d.consumer_id WHERE d.consumer_id = ?1";
+
+long long int_or_zero(const SQLite::Column& column) {
+  return column.isNull() ? 0 : column.getInt64();
+}
+
+void keep_oldest(std::optional<std::int64_t>& oldest, const SQLite::Column& column) {
+  if (column.isNull()) return;
+  if (!oldest || column.getInt64() < *oldest) oldest = column.getInt64();
+}
+
+std::string label(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& options) {
+  return guarded("read stats", [&] {
+    const auto clock = options.clock ? options.clock : system_clock();
+    const std::int64_t now = ms(clock->now());
+    std::vector<ConsumerStats> all;
+    SQLite::Statement consumers(
+        db, "SELECT id, name, cursor, delivered_total, retries_total FROM sluice_consumers "
+            "ORDER BY name");
+    SQLite::Statement topics(db, "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
+                                 "ORDER BY topic");
+    SQLite::Statement backlog(db, kBacklog);
+    SQLite::Statement claimed_fresh(db, kClaimedFresh);
+    SQLite::Statement deliveries(db, kDeliveryCounts);
+    while (consumers.executeStep()) {
+      ConsumerStats stats;
+      const std::int64_t id = consumers.getColumn(0).getInt64();
+      stats.consumer = consumers.getColumn(1).getString();
+      stats.delivered_total = consumers.getColumn(3).getInt64();
+      stats.retries_total = consumers.getColumn(4).getInt64();
+      topics.reset();
+      topics.bind(1, static_cast<int64_t>(id));
+      while (topics.executeStep()) stats.topics.push_back(topics.getColumn(0).getString());
+      std::optional<std::int64_t> oldest;
+
+      backlog.reset();
+      backlog.bind(1, static_cast<int64_t>(id));
+      backlog.bind(2, static_cast<int64_t>(consumers.getColumn(2).getInt64()));
+      backlog.bind(3, static_cast<int64_t>(now));
+      backlog.executeStep();
+      stats.pending = backlog.getColumn(0).getInt64();
+      keep_oldest(oldest, backlog.getColumn(1));
+
+      claimed_fresh.reset();
+      claimed_fresh.bind(1, static_cast<int64_t>(id));
+      claimed_fresh.executeStep();
+      stats.claimed = claimed_fresh.getColumn(0).getInt64();
+      keep_oldest(oldest, claimed_fresh.getColumn(1));
+
+      deliveries.reset();
+      deliveries.bind(1, static_cast<int64_t>(id));
+      deliveries.bind(2, static_cast<int64_t>(now));
+      deliveries.executeStep();
+      stats.pending += int_or_zero(deliveries.getColumn(0));
+      stats.claimed += int_or_zero(deliveries.getColumn(1));
+      stats.retrying = int_or_zero(deliveries.getColumn(2));
+      stats.dead = int_or_zero(deliveries.getColumn(3));
+      keep_oldest(oldest, deliveries.getColumn(4));
+      stats.parked_keys = int_or_zero(deliveries.getColumn(5));
+      if (oldest) stats.lag = Duration(std::max<std::int64_t>(0, now - *oldest));
+      all.push_back(std::move(stats));
+    }
+    return all;
+  });
+}
+
+std::string metrics_text(SQLite::Database& db, const Options& options) {
+  const std::vector<ConsumerStats> all = consumer_stats(db, options);
+  struct Metric {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*value)(const ConsumerStats&);
+  };
+  static const Metric kMetrics[] = {
+      {"sluice_backlog", "gauge", "Events waiting for a consumer: pending plus claimed.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.pending + s.claimed); }},
+      {"sluice_lag_seconds", "gauge", "Age of the oldest event a consumer has not finished.",
+       [](const ConsumerStats& s) { return s.lag.count() / 1000.0; }},
+      {"sluice_claimed", "gauge", "Events claimed by a worker right now.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.claimed); }},
+      {"sluice_retrying", "gauge", "Events waiting for a retry after a failed attempt.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.retrying); }},
+      {"sluice_dead_letters", "gauge", "Dead letters not yet replayed or discarded.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.dead); }},
+      {"sluice_delivered_total", "counter", "Events delivered since the consumer was created.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.delivered_total); }},
+      {"sluice_retries_total", "counter", "Retries scheduled since the consumer was created.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.retries_total); }},
+      {"sluice_parked_keys", "gauge", "Ordering keys held back by a dead letter.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.parked_keys); }},
+  };
+  std::ostringstream out;
+  for (const Metric& metric : kMetrics) {
+    out << "# HELP " << metric.name << ' ' << metric.help << '\n';
+    out << "# TYPE " << metric.name << ' ' << metric.type << '\n';
+    for (const ConsumerStats& stats : all) {
+      out << metric.name << "{consumer=\"" << label(stats.consumer) << "\"} "
+          << metric.value(stats) << '\n';
+    }
+  }
+  return out.str();
+}
+
+}  // namespace sluice

@@ -20,7 +20,7 @@ enum class OpenMode {
 };
 
 // Opens `path` (a file or ":memory:") for sluice: WAL journal (files only), the busy timeout and
-// synchronous level from `options`, foreign keys on. Creates or migrates the sluice schema in its
+// synchronous level from `options`. Creates or migrates the sluice schema in its
 // own transaction. Throws NotFound (kExisting and no file), NotADatabaseError,
 // CorruptDatabaseError, SchemaVersionError (file newer than the library) or DatabaseError.
 // The returned connection belongs to the calling thread's use only.

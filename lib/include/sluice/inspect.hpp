@@ -14,8 +14,7 @@ namespace sluice {
 // One consumer's view of one event.
 struct DeliveryStatus {
   std::string consumer;
-  // "pending", "claimed", "retrying", "delivered", "dead", "discarded", or "not-yet" (the
-  // consumer's cursor has not reached it).
+  // "pending", "claimed", "retrying", "delivered", "dead" or "discarded".
   std::string state;
   int attempts = 0;
   std::optional<TimePoint> next_attempt_at;

@@ -22,7 +22,7 @@ struct PruneOptions {
 
 // Deletes events created before now - `retention` that every consumer has finished, with their
 // deliveries, attempt history and seen IDs, in short transactions. Never deletes pending,
-// retrying, claimed or dead-lettered work, nor the newest event (so seqs are never reused).
+// retrying, claimed or dead-lettered work. Seqs are never reused after pruning.
 // Throws InvalidArgument if `retention` is shorter than dedup_horizon() unless forced.
 // Returns the number of events pruned (or that would be, with dry_run).
 long long prune(SQLite::Database& db, Duration retention, const PruneOptions& prune_options = {},

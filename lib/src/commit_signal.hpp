@@ -1,0 +1,35 @@
+// Wakes a worker at once when a connection in the same process commits to its file.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace sluice {
+
+// Thread-safe. One per database file in the process, alive for the whole process.
+class CommitSignal {
+ public:
+  // The signal of the file `db` is connected to; nullptr for an in-memory database.
+  static CommitSignal* of(SQLite::Database& db);
+
+  // Makes every commit on `db` raise the signal of its file. Replaces any commit hook the app
+  // had set on that connection.
+  static void watch(SQLite::Database& db);
+
+  std::uint64_t generation() const;
+  void raise();
+  // Waits until the generation differs from `seen` or `timeout` passes.
+  void wait(std::uint64_t seen, std::chrono::steady_clock::duration timeout);
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,773 @@
+#include "deliverer.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "crash_point.hpp"
+#include "event_codec.hpp"
+#include "sluice/error.hpp"
+#include "sqlite_error.hpp"
+#include "write_transaction.hpp"
+
+namespace sluice {
+namespace {
+
+// Consumers read at most this many events past their cursor per claim, so a consumer of a rare
+// topic never holds the write lock for a long scan.
+constexpr std::int64_t kScanWindow = 16384;
+
+const char* const kBlockingStates = "('pending', 'claimed', 'dead')";
+
+std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+// Errors of the storage rather than of the handler: the whole transaction is abandoned and the
+// claim retried later, without spending an attempt.
+bool is_storage_failure(int code) {
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_NOMEM:
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void bind_text_or_null(SQLite::Statement& statement, int index, const std::string& value) {
+  if (value.empty()) {
+    statement.bind(index);
+  } else {
+    statement.bindNoCopy(index, value);
+  }
+}
+
+std::string event_query(const std::string& tail) {
+  return std::string("SELECT ") + kEventColumns + tail;
+}
+
+}  // namespace
+
+Deliverer::Deliverer(SQLite::Database& db, const Options& options)
+    : db_(db),
+      options_(options),
+      clock_(options.clock ? options.clock : system_clock()),
+      guard_(db),
+      has_work_(db,
+                "SELECT (SELECT coalesce(max(seq), 0) FROM sluice_events) > c.cursor "
+                "OR EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = c.id AND "
+                "d.state = 'pending' AND d.next_attempt_at <= ?2) "
+                "OR EXISTS (SELECT 1 FROM sluice_claims k WHERE k.consumer_id = c.id AND "
+                "k.owner <> ?3) FROM sluice_consumers c WHERE c.id = ?1"),
+      newest_seq_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events"),
+      read_cursor_(db, "SELECT cursor FROM sluice_consumers WHERE id = ?"),
+      update_cursor_(db, "UPDATE sluice_consumers SET cursor = ?2 WHERE id = ?1"),
+      claims_of_consumer_(db,
+                          "SELECT id, owner, from_seq, to_seq FROM sluice_claims "
+                          "WHERE consumer_id = ? AND owner <> ?"),
+      insert_claim_(db,
+                    "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, "
+                    "lease_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      update_claim_(db, "UPDATE sluice_claims SET from_seq = ?2, to_seq = ?3 WHERE id = ?1"),
+      advance_claim_(db, "UPDATE sluice_claims SET from_seq = ?2 WHERE id = ?1"),
+      delete_claim_(db, "DELETE FROM sluice_claims WHERE id = ?"),
+      unhandled_in_range_(
+          db, event_query(" FROM sluice_events e CROSS JOIN sluice_subscriptions s "
+                          "WHERE e.seq > ?1 AND e.seq <= ?2 AND s.consumer_id = ?3 "
+                          "AND s.topic = e.topic AND e.seq > s.start_seq "
+                          "AND NOT EXISTS (SELECT 1 FROM sluice_inbox i WHERE i.consumer_id = ?3 "
+                          "AND i.event_id = e.id) "
+                          "AND NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE "
+                          "d.consumer_id = ?3 AND d.event_seq = e.seq) ORDER BY e.seq")),
+      claimed_rows_(db, event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e "
+                                    "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
+                                    "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
+      due_rows_(db, event_query(
+                        ", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
+                        "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
+                        "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
+                        "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
+                        "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
+                        "d.event_seq AND b.state IN " +
+                        std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
+      mark_claimed_(db,
+                    "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
+                    "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
+      fresh_events_(db, event_query(" FROM sluice_events e CROSS JOIN sluice_subscriptions s "
+                                    "WHERE e.seq > ?1 AND e.seq <= ?2 AND s.consumer_id = ?3 AND "
+                                    "s.topic = e.topic AND e.seq > s.start_seq "
+                                    "ORDER BY e.seq LIMIT ?4")),
+      key_blocked_(db, "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
+                       "event_seq < ? AND state IN " +
+                           std::string(kBlockingStates) + " LIMIT 1"),
+      write_delivery_(
+          db,
+          "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
+          "next_attempt_at, claim_id, suspect, reason, last_error, first_failed_at, "
+          "last_failed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
+          "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = excluded.state, "
+          "attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at, "
+          "claim_id = excluded.claim_id, suspect = excluded.suspect, reason = excluded.reason, "
+          "last_error = coalesce(excluded.last_error, last_error), "
+          "first_failed_at = coalesce(first_failed_at, excluded.first_failed_at), "
+          "last_failed_at = coalesce(excluded.last_failed_at, last_failed_at)"),
+      delete_delivery_(db, "DELETE FROM sluice_deliveries WHERE consumer_id = ? AND event_seq = ?"),
+      write_history_(db,
+                     "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, outcome, "
+                     "error) VALUES (?, ?, ?, ?, ?, ?)"),
+      insert_inbox_(db,
+                    "INSERT INTO sluice_inbox (consumer_id, event_id, delivered_at) "
+                    "VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
+      find_inbox_(db, "SELECT 1 FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?"),
+      add_counters_(db,
+                    "UPDATE sluice_consumers SET delivered_total = delivered_total + ?2, "
+                    "retries_total = retries_total + ?3 WHERE id = ?1"),
+      next_due_(db,
+                "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
+                "state = 'pending' AND next_attempt_at > ?"),
+      savepoint_(db, "SAVEPOINT sluice_event"),
+      release_savepoint_(db, "RELEASE sluice_event"),
+      rollback_savepoint_(db, "ROLLBACK TO sluice_event") {}
+
+Deliverer::~Deliverer() = default;
+
+Outbox& Deliverer::outbox() {
+  if (!outbox_) outbox_ = std::make_unique<Outbox>(db_, options_);
+  return *outbox_;
+}
+
+StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping) {
+  if (in_hand) {
+    return spec.options.mode == DeliveryMode::kInTransaction
+               ? deliver_in_transaction(spec, in_hand, stopping)
+               : deliver_outside(spec, in_hand, stopping);
+  }
+  StepResult result;
+  if (stopping) return result;
+  const TimePoint now = clock_->now();
+  if (!has_work(spec, now)) return result;
+  WriteTransaction tx(db_);
+  recover_abandoned(spec, now, result);
+  std::optional<Claim> claim = claim_into(spec, now);
+  tx.commit();
+  SLUICE_CRASH_POINT("after-claim");
+  result.progressed = claim.has_value() || result.retried + result.dead_lettered > 0;
+  in_hand = std::move(claim);
+  return result;
+}
+
+bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
+  has_work_.reset();
+  has_work_.bind(1, static_cast<int64_t>(spec.id));
+  has_work_.bind(2, static_cast<int64_t>(ms(now)));
+  has_work_.bindNoCopy(3, identity_.owner());
+  return has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
+}
+
+void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result) {
+  struct Abandoned {
+    std::int64_t id;
+    std::string owner;
+    std::int64_t from_seq;
+    std::int64_t to_seq;
+  };
+  std::vector<Abandoned> abandoned;
+  claims_of_consumer_.reset();
+  claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
+  claims_of_consumer_.bindNoCopy(2, identity_.owner());
+  while (claims_of_consumer_.executeStep()) {
+    std::string owner = claims_of_consumer_.getColumn(1).getString();
+    if (owner_alive(owner)) continue;
+    abandoned.push_back({claims_of_consumer_.getColumn(0).getInt64(), std::move(owner),
+                         claims_of_consumer_.getColumn(2).getInt64(),
+                         claims_of_consumer_.getColumn(3).getInt64()});
+  }
+  claims_of_consumer_.reset();
+  for (const Abandoned& claim : abandoned) {
+    const std::string error = "crashed: the worker (" + claim.owner +
+                              ") died while handling this event; its claim was recovered";
+    std::vector<std::pair<Event, int>> victims;
+    unhandled_in_range_.reset();
+    unhandled_in_range_.bind(1, static_cast<int64_t>(claim.from_seq));
+    unhandled_in_range_.bind(2, static_cast<int64_t>(claim.to_seq));
+    unhandled_in_range_.bind(3, static_cast<int64_t>(spec.id));
+    while (unhandled_in_range_.executeStep()) victims.emplace_back(read_event(unhandled_in_range_), 1);
+    claimed_rows_.reset();
+    claimed_rows_.bind(1, static_cast<int64_t>(spec.id));
+    claimed_rows_.bind(2, static_cast<int64_t>(claim.id));
+    while (claimed_rows_.executeStep()) {
+      victims.emplace_back(read_event(claimed_rows_),
+                           claimed_rows_.getColumn(kEventColumnCount).getInt());
+    }
+    for (const auto& [event, attempt] : victims) record_crash(spec, event, attempt, error, now, result);
+    delete_claim_.reset();
+    delete_claim_.bind(1, static_cast<int64_t>(claim.id));
+    delete_claim_.exec();
+  }
+}
+
+std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
+  if (spec.options.ordered) {
+    // One claim at a time per ordered consumer, or two workers could reorder a key.
+    claims_of_consumer_.reset();
+    claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
+    claims_of_consumer_.bindNoCopy(2, identity_.owner());
+    const bool busy = claims_of_consumer_.executeStep();
+    claims_of_consumer_.reset();
+    if (busy) return std::nullopt;
+  }
+  read_cursor_.reset();
+  read_cursor_.bind(1, static_cast<int64_t>(spec.id));
+  if (!read_cursor_.executeStep()) {
+    throw NotFound("sluice: consumer '" + spec.name + "' is no longer in the file");
+  }
+  const std::int64_t cursor = read_cursor_.getColumn(0).getInt64();
+  read_cursor_.reset();
+
+  Claim claim;
+  insert_claim_.reset();
+  insert_claim_.bind(1, static_cast<int64_t>(spec.id));
+  insert_claim_.bindNoCopy(2, identity_.owner());
+  insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
+  insert_claim_.bind(4, static_cast<int64_t>(cursor));
+  insert_claim_.bind(5, static_cast<int64_t>(cursor));
+  insert_claim_.bind(6, static_cast<int64_t>(ms(now + options_.claim_lease)));
+  insert_claim_.bind(7, static_cast<int64_t>(ms(now)));
+  insert_claim_.exec();
+  claim.id = db_.getLastInsertRowid();
+
+  // Events whose batch crashed are retried one at a time, so a poison event cannot take
+  // innocent ones down with it again.
+  claim.items = claim_due(spec, now, claim.id, true, 1);
+  std::int64_t new_cursor = cursor;
+  if (claim.items.empty()) {
+    claim.items = claim_due(spec, now, claim.id, false, options_.batch_size);
+    const int room = options_.batch_size - static_cast<int>(claim.items.size());
+    if (room > 0) {
+      newest_seq_.reset();
+      newest_seq_.executeStep();
+      const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
+      newest_seq_.reset();
+      const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
+      fresh_events_.reset();
+      fresh_events_.bind(1, static_cast<int64_t>(cursor));
+      fresh_events_.bind(2, static_cast<int64_t>(scan_end));
+      fresh_events_.bind(3, static_cast<int64_t>(spec.id));
+      fresh_events_.bind(4, room);
+      int fetched = 0;
+      std::vector<Event> fresh;
+      while (fresh_events_.executeStep()) {
+        fresh.push_back(read_event(fresh_events_));
+        ++fetched;
+      }
+      fresh_events_.reset();
+      new_cursor = fetched == room ? fresh.back().seq : scan_end;
+      for (Event& event : fresh) {
+        ClaimedItem item{std::move(event), 1, true};
+        if (item.event.not_before && *item.event.not_before > now) {
+          hold_back(spec, item, "delayed", *item.event.not_before);
+          continue;
+        }
+        if (spec.options.ordered && !item.event.key.empty()) {
+          key_blocked_.reset();
+          key_blocked_.bind(1, static_cast<int64_t>(spec.id));
+          key_blocked_.bindNoCopy(2, item.event.key);
+          key_blocked_.bind(3, static_cast<int64_t>(item.event.seq));
+          const bool blocked = key_blocked_.executeStep();
+          key_blocked_.reset();
+          if (blocked) {
+            hold_back(spec, item, "blocked", now);
+            continue;
+          }
+        }
+        claim.items.push_back(std::move(item));
+      }
+    }
+  }
+  if (new_cursor != cursor) {
+    update_cursor_.reset();
+    update_cursor_.bind(1, static_cast<int64_t>(spec.id));
+    update_cursor_.bind(2, static_cast<int64_t>(new_cursor));
+    update_cursor_.exec();
+  }
+  if (claim.items.empty()) {
+    delete_claim_.reset();
+    delete_claim_.bind(1, static_cast<int64_t>(claim.id));
+    delete_claim_.exec();
+    return std::nullopt;
+  }
+  update_claim_.reset();
+  update_claim_.bind(1, static_cast<int64_t>(claim.id));
+  update_claim_.bind(2, static_cast<int64_t>(cursor));
+  update_claim_.bind(3, static_cast<int64_t>(new_cursor));
+  update_claim_.exec();
+  std::sort(claim.items.begin(), claim.items.end(),
+            [](const ClaimedItem& a, const ClaimedItem& b) { return a.event.seq < b.event.seq; });
+  return claim;
+}
+
+std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
+                                              std::int64_t claim_id, bool suspects_only,
+                                              int limit) {
+  std::vector<ClaimedItem> items;
+  due_rows_.reset();
+  due_rows_.bind(1, static_cast<int64_t>(spec.id));
+  due_rows_.bind(2, static_cast<int64_t>(ms(now)));
+  due_rows_.bind(3, suspects_only ? 1 : 0);
+  due_rows_.bind(4, spec.options.ordered ? 1 : 0);
+  due_rows_.bind(5, limit);
+  while (due_rows_.executeStep()) {
+    const int attempts = due_rows_.getColumn(kEventColumnCount).getInt();
+    items.push_back({read_event(due_rows_), attempts + 1, false});
+  }
+  due_rows_.reset();
+  for (const ClaimedItem& item : items) {
+    mark_claimed_.reset();
+    mark_claimed_.bind(1, static_cast<int64_t>(spec.id));
+    mark_claimed_.bind(2, static_cast<int64_t>(item.event.seq));
+    mark_claimed_.bind(3, static_cast<int64_t>(claim_id));
+    mark_claimed_.exec();
+  }
+  return items;
+}
+
+StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<Claim>& in_hand,
+                                             bool stopping) {
+  StepResult result;
+  Claim& claim = *in_hand;
+  const std::size_t start = claim.next;
+  std::optional<Claim> next;
+  try {
+    WriteTransaction tx(db_);
+    const auto began = std::chrono::steady_clock::now();
+    const TimePoint now = clock_->now();
+    std::set<std::string> failed_keys;
+    while (!claim.done()) {
+      if (claim.next > start &&
+          std::chrono::steady_clock::now() - began >= options_.batch_time_budget) {
+        break;
+      }
+      handle_in_transaction(spec, claim.items[claim.next], failed_keys, now, result);
+      ++claim.next;
+    }
+    next = finish_step(spec, claim, start, stopping, now, result);
+    SLUICE_CRASH_POINT("before-commit");
+    tx.commit();
+    SLUICE_CRASH_POINT("after-commit");
+  } catch (...) {
+    claim.next = start;
+    throw;
+  }
+  if (claim.done()) in_hand = std::move(next);
+  return result;
+}
+
+std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
+                                            bool stopping, TimePoint now, StepResult& result) {
+  if (claim.done()) {
+    delete_claim_.reset();
+    delete_claim_.bind(1, static_cast<int64_t>(claim.id));
+    delete_claim_.exec();
+  } else {
+    std::int64_t progress = -1;
+    for (std::size_t i = start; i < claim.next; ++i) {
+      if (claim.items[i].fresh) progress = claim.items[i].event.seq;
+    }
+    if (progress >= 0) {
+      advance_claim_.reset();
+      advance_claim_.bind(1, static_cast<int64_t>(claim.id));
+      advance_claim_.bind(2, static_cast<int64_t>(progress));
+      advance_claim_.exec();
+    }
+  }
+  if (result.delivered + result.retried > 0) {
+    add_counters_.reset();
+    add_counters_.bind(1, static_cast<int64_t>(spec.id));
+    add_counters_.bind(2, static_cast<int64_t>(result.delivered));
+    add_counters_.bind(3, static_cast<int64_t>(result.retried));
+    add_counters_.exec();
+  }
+  result.progressed = true;
+  // Claiming the next batch in this transaction saves a commit per batch; the claim is still
+  // durable before any of its handlers run.
+  if (!claim.done() || stopping) return std::nullopt;
+  return claim_into(spec, now);
+}
+
+void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
+                                      std::set<std::string>& failed_keys, TimePoint now,
+                                      StepResult& result) {
+  const Event& event = item.event;
+  if (spec.options.ordered && !event.key.empty() && failed_keys.count(event.key) > 0) {
+    hold_back(spec, item, "blocked", now);
+    return;
+  }
+  savepoint_.exec();
+  savepoint_.reset();
+  if (!mark_seen(spec.id, event.id, now)) {
+    // Applied before (e.g. by a backfill's earlier pass): skip the handler, count nothing.
+    release_savepoint_.exec();
+    release_savepoint_.reset();
+    if (!item.fresh) delete_delivery(spec.id, event.seq);
+    return;
+  }
+  const auto handler = spec.handlers.find(event.topic);
+  Failure failure = Failure::kNone;
+  std::string error;
+  std::optional<Duration> snooze;
+  if (handler == spec.handlers.end()) {
+    failure = Failure::kRetry;
+    error = "no handler for topic '" + event.topic + "' is registered in this process";
+  } else {
+    HandlerContext context(spec.name, item.attempt, &db_, &outbox());
+    guard_.arm();
+    try {
+      SLUICE_CRASH_POINT("handler-before-write");
+      handler->second(event, context);
+    } catch (const PermanentError& e) {
+      failure = Failure::kPermanent;
+      error = e.what();
+    } catch (const SQLite::Exception& e) {
+      guard_.disarm();
+      if (is_storage_failure(e.getExtendedErrorCode())) throw_database_error("deliver", e);
+      failure = Failure::kRetry;
+      error = e.what();
+    } catch (const DatabaseError& e) {
+      guard_.disarm();
+      if (is_storage_failure(e.code())) throw;
+      failure = Failure::kRetry;
+      error = e.what();
+    } catch (const std::exception& e) {
+      failure = Failure::kRetry;
+      error = e.what();
+    } catch (...) {
+      failure = Failure::kRetry;
+      error = "the handler threw a non-standard exception";
+    }
+    guard_.disarm();
+    if (guard_.violated()) {
+      failure = Failure::kPermanent;
+      error = "the handler tried to begin, commit or roll back sluice's delivery transaction; "
+              "sluice commits it (use ctx.db() for writes only)";
+    }
+    if (!in_transaction(db_)) {
+      throw DatabaseError("sluice: deliver: the delivery transaction was rolled back while '" +
+                              spec.name + "' handled event " + event.id + ": " + error,
+                          SQLITE_ABORT);
+    }
+    snooze = context.snoozed();
+  }
+  if (failure == Failure::kNone && !snooze) {
+    release_savepoint_.exec();
+    release_savepoint_.reset();
+    delivered(spec, item, now, result);
+    return;
+  }
+  rollback_savepoint_.exec();
+  rollback_savepoint_.reset();
+  release_savepoint_.exec();
+  release_savepoint_.reset();
+  if (!event.key.empty()) failed_keys.insert(event.key);
+  if (failure == Failure::kNone) {
+    write_delivery(spec.id, event, "pending", item.attempt - 1, now + *snooze, std::nullopt, false,
+                   "snoozed", {}, std::nullopt);
+    ++result.snoozed;
+    return;
+  }
+  record_failure(spec, item, failure, error, now, result);
+}
+
+StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand,
+                                      bool stopping) {
+  StepResult result;
+  Claim& claim = *in_hand;
+  std::set<std::string> failed_keys;
+  std::optional<Claim> next;
+  while (!claim.done()) {
+    // A batch handler takes every following item of its topic at once; a plain handler one.
+    const std::string& topic = claim.items[claim.next].event.topic;
+    std::size_t end = claim.next + 1;
+    if (spec.batch_handlers.count(topic) > 0) {
+      while (end < claim.items.size() && claim.items[end].event.topic == topic) ++end;
+    }
+    const std::vector<ClaimedItem> group(claim.items.begin() + claim.next,
+                                         claim.items.begin() + end);
+    const std::vector<Outcome> outcomes = run_outside(spec, group, failed_keys);
+    const std::size_t start = claim.next;
+    try {
+      WriteTransaction tx(db_);
+      const TimePoint now = clock_->now();
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, result);
+      }
+      claim.next = end;
+      next = finish_step(spec, claim, start, stopping, now, result);
+      SLUICE_CRASH_POINT("before-commit");
+      tx.commit();
+      SLUICE_CRASH_POINT("after-commit");
+    } catch (...) {
+      claim.next = start;
+      throw;
+    }
+  }
+  in_hand = std::move(next);
+  return result;
+}
+
+std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
+                                            const std::vector<ClaimedItem>& items,
+                                            const std::set<std::string>& failed_keys) {
+  std::vector<Outcome> outcomes(items.size());
+  std::vector<Event> batch;
+  std::vector<std::size_t> batch_index;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Event& event = items[i].event;
+    if (seen(spec.id, event.id)) continue;  // done already: a crash after the effect
+    if (spec.options.ordered && !event.key.empty() && failed_keys.count(event.key) > 0) {
+      outcomes[i] = Outcome::snooze(Duration(0));
+      continue;
+    }
+    batch.push_back(event);
+    batch_index.push_back(i);
+  }
+  if (batch.empty()) return outcomes;
+  const std::string& topic = batch.front().topic;
+  const auto batch_handler = spec.batch_handlers.find(topic);
+  if (batch_handler != spec.batch_handlers.end()) {
+    std::vector<Outcome> results;
+    try {
+      results = batch_handler->second(batch);
+      if (results.size() != batch.size()) {
+        results.assign(batch.size(),
+                       Outcome::retry("the batch handler returned " +
+                                      std::to_string(results.size()) + " outcomes for " +
+                                      std::to_string(batch.size()) + " events"));
+      }
+    } catch (const PermanentError& e) {
+      results.assign(batch.size(), Outcome::permanent(e.what()));
+    } catch (const std::exception& e) {
+      results.assign(batch.size(), Outcome::retry(e.what()));
+    } catch (...) {
+      results.assign(batch.size(), Outcome::retry("the handler threw a non-standard exception"));
+    }
+    for (std::size_t j = 0; j < batch.size(); ++j) outcomes[batch_index[j]] = results[j];
+    return outcomes;
+  }
+  const auto handler = spec.handlers.find(topic);
+  const std::size_t i = batch_index.front();
+  if (handler == spec.handlers.end()) {
+    outcomes[i] = Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
+    return outcomes;
+  }
+  HandlerContext context(spec.name, items[i].attempt, nullptr, nullptr);
+  try {
+    handler->second(batch.front(), context);
+    outcomes[i] = context.snoozed() ? Outcome::snooze(*context.snoozed()) : Outcome::done();
+  } catch (const PermanentError& e) {
+    outcomes[i] = Outcome::permanent(e.what());
+  } catch (const std::exception& e) {
+    outcomes[i] = Outcome::retry(e.what());
+  } catch (...) {
+    outcomes[i] = Outcome::retry("the handler threw a non-standard exception");
+  }
+  return outcomes;
+}
+
+void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
+                              std::set<std::string>& failed_keys, TimePoint now,
+                              StepResult& result) {
+  const Event& event = item.event;
+  switch (outcome.kind) {
+    case Outcome::Kind::kDone:
+      if (mark_seen(spec.id, event.id, now)) {
+        delivered(spec, item, now, result);
+      } else if (!item.fresh) {
+        delete_delivery(spec.id, event.seq);
+      }
+      return;
+    case Outcome::Kind::kSnooze:
+      if (!event.key.empty()) failed_keys.insert(event.key);
+      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay,
+                     std::nullopt, false, "snoozed", {}, std::nullopt);
+      ++result.snoozed;
+      return;
+    case Outcome::Kind::kRetry:
+    case Outcome::Kind::kPermanent:
+      if (!event.key.empty()) failed_keys.insert(event.key);
+      record_failure(spec, item,
+                     outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent
+                                                               : Failure::kRetry,
+                     outcome.error, now, result);
+      return;
+  }
+}
+
+void Deliverer::delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now,
+                          StepResult& result) {
+  ++result.delivered;
+  if (item.fresh) return;
+  delete_delivery(spec.id, item.event.seq);
+  write_history(spec.id, item.event.seq, item.attempt, now, "delivered", {});
+}
+
+void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Failure failure,
+                               const std::string& error, TimePoint now, StepResult& result) {
+  const Event& event = item.event;
+  const char* reason = nullptr;
+  if (failure == Failure::kPermanent) {
+    reason = "permanent";
+  } else if (item.attempt >= spec.retry.max_attempts) {
+    reason = "exhausted";
+  }
+  if (reason != nullptr) {
+    SLUICE_CRASH_POINT("during-dead-letter");
+    write_delivery(spec.id, event, "dead", item.attempt, now, std::nullopt, false, reason, error,
+                   now);
+    write_history(spec.id, event.seq, item.attempt, now, reason, error);
+    ++result.dead_lettered;
+    log(LogLevel::kError, "dead-lettered", spec, event, item.attempt, error, now);
+    return;
+  }
+  SLUICE_CRASH_POINT("during-backoff");
+  const TimePoint next = now + spec.retry.backoff(item.attempt, event.seq);
+  write_delivery(spec.id, event, "pending", item.attempt, next, std::nullopt, false, "retry", error,
+                 now);
+  write_history(spec.id, event.seq, item.attempt, now, "retry", error);
+  ++result.retried;
+  log(LogLevel::kWarn, "retry scheduled", spec, event, item.attempt, error, now);
+}
+
+void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt,
+                             const std::string& error, TimePoint now, StepResult& result) {
+  if (attempt >= spec.retry.max_attempts) {
+    write_delivery(spec.id, event, "dead", attempt, now, std::nullopt, false, "crashed", error, now);
+    write_history(spec.id, event.seq, attempt, now, "crashed", error);
+    ++result.dead_lettered;
+    log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
+    return;
+  }
+  write_delivery(spec.id, event, "pending", attempt, now + spec.retry.backoff(attempt, event.seq),
+                 std::nullopt, true, "crashed", error, now);
+  write_history(spec.id, event.seq, attempt, now, "crashed", error);
+  ++result.retried;
+  log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
+}
+
+void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
+                          TimePoint next_attempt_at) {
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, std::nullopt,
+                 false, reason, {}, std::nullopt);
+}
+
+void Deliverer::delete_delivery(std::int64_t consumer_id, std::int64_t seq) {
+  delete_delivery_.reset();
+  delete_delivery_.bind(1, static_cast<int64_t>(consumer_id));
+  delete_delivery_.bind(2, static_cast<int64_t>(seq));
+  delete_delivery_.exec();
+}
+
+bool Deliverer::mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now) {
+  insert_inbox_.reset();
+  insert_inbox_.bind(1, static_cast<int64_t>(consumer_id));
+  insert_inbox_.bindNoCopy(2, event_id);
+  insert_inbox_.bind(3, static_cast<int64_t>(ms(now)));
+  insert_inbox_.exec();
+  return db_.getChanges() > 0;
+}
+
+bool Deliverer::seen(std::int64_t consumer_id, const std::string& event_id) {
+  find_inbox_.reset();
+  find_inbox_.bind(1, static_cast<int64_t>(consumer_id));
+  find_inbox_.bindNoCopy(2, event_id);
+  const bool found = find_inbox_.executeStep();
+  find_inbox_.reset();
+  return found;
+}
+
+void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, const char* state,
+                               int attempts, TimePoint next_attempt_at,
+                               std::optional<std::int64_t> claim_id, bool suspect,
+                               const char* reason, const std::string& error,
+                               std::optional<TimePoint> failed_at) {
+  SQLite::Statement& s = write_delivery_;
+  s.reset();
+  s.bind(1, static_cast<int64_t>(consumer_id));
+  s.bind(2, static_cast<int64_t>(event.seq));
+  s.bindNoCopy(3, state);
+  bind_text_or_null(s, 4, event.key);
+  s.bind(5, attempts);
+  s.bind(6, static_cast<int64_t>(ms(next_attempt_at)));
+  if (claim_id) {
+    s.bind(7, static_cast<int64_t>(*claim_id));
+  } else {
+    s.bind(7);
+  }
+  s.bind(8, suspect ? 1 : 0);
+  s.bindNoCopy(9, reason);
+  bind_text_or_null(s, 10, error);
+  if (failed_at) {
+    s.bind(11, static_cast<int64_t>(ms(*failed_at)));
+  } else {
+    s.bind(11);
+  }
+  s.exec();
+}
+
+void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt,
+                              TimePoint at, const char* outcome, const std::string& error) {
+  write_history_.reset();
+  write_history_.bind(1, static_cast<int64_t>(consumer_id));
+  write_history_.bind(2, static_cast<int64_t>(seq));
+  write_history_.bind(3, attempt);
+  write_history_.bind(4, static_cast<int64_t>(ms(at)));
+  write_history_.bindNoCopy(5, outcome);
+  bind_text_or_null(write_history_, 6, error);
+  write_history_.exec();
+}
+
+void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
+  if (!in_hand) return;
+  const TimePoint now = clock_->now();
+  WriteTransaction tx(db_);
+  for (std::size_t i = in_hand->next; i < in_hand->items.size(); ++i) {
+    hold_back(spec, in_hand->items[i], "released", now);
+  }
+  delete_claim_.reset();
+  delete_claim_.bind(1, static_cast<int64_t>(in_hand->id));
+  delete_claim_.exec();
+  tx.commit();
+  in_hand.reset();
+}
+
+std::optional<TimePoint> Deliverer::next_due(const ConsumerSpec& spec) {
+  next_due_.reset();
+  next_due_.bind(1, static_cast<int64_t>(spec.id));
+  next_due_.bind(2, static_cast<int64_t>(ms(clock_->now())));
+  std::optional<TimePoint> due;
+  if (next_due_.executeStep() && !next_due_.getColumn(0).isNull()) {
+    due = TimePoint(Duration(next_due_.getColumn(0).getInt64()));
+  }
+  next_due_.reset();
+  return due;
+}
+
+void Deliverer::log(LogLevel level, const char* message, const ConsumerSpec& spec,
+                    const Event& event, int attempt, const std::string& error, TimePoint now) {
+  if (!options_.log) return;
+  options_.log->write(level, message,
+                      {{"event_id", event.id},
+                       {"consumer", spec.name},
+                       {"topic", event.topic},
+                       {"attempt", std::to_string(attempt)},
+                       {"error", error},
+                       {"lag_ms", std::to_string((now - event.created_at).count())}});
+}
+
+}  // namespace sluice

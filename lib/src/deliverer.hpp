@@ -1,0 +1,155 @@
+// Delivery of one consumer's events on one connection: claiming work durably before handlers run,
+// running handlers, recording outcomes, and recovering claims whose process died.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "handler_context.hpp"
+#include "process_identity.hpp"
+#include "sluice/consumer.hpp"
+#include "sluice/options.hpp"
+#include "sluice/outbox.hpp"
+
+namespace sluice {
+
+// A consumer as one worker knows it: its row in the file and the handlers registered here.
+struct ConsumerSpec {
+  std::int64_t id = 0;
+  std::string name;
+  ConsumerOptions options;
+  RetryPolicy retry;
+  std::map<std::string, Handler> handlers;
+  std::map<std::string, BatchHandler> batch_handlers;
+};
+
+struct ClaimedItem {
+  Event event;
+  // The attempt this delivery is, already counted in the file.
+  int attempt = 1;
+  // Taken from the consumer's cursor (no sluice_deliveries row) rather than a pending row.
+  bool fresh = true;
+};
+
+// Work a worker has durably claimed and not yet finished.
+struct Claim {
+  std::int64_t id = 0;
+  std::vector<ClaimedItem> items;  // in seq order
+  std::size_t next = 0;            // items before it are finished and committed
+  bool done() const { return next >= items.size(); }
+};
+
+struct StepResult {
+  bool progressed = false;  // claimed or finished something
+  long long delivered = 0;
+  long long retried = 0;
+  long long snoozed = 0;
+  long long dead_lettered = 0;
+};
+
+// Not thread-safe: bound to one connection, used by one thread at a time.
+class Deliverer {
+ public:
+  Deliverer(SQLite::Database& db, const Options& options);
+  ~Deliverer();
+  Deliverer(const Deliverer&) = delete;
+  Deliverer& operator=(const Deliverer&) = delete;
+
+  // One step for `spec`: with no claim in hand, claims work in a short transaction; with one,
+  // delivers it (in-transaction consumers: one transaction within the time budget, which also
+  // claims the next batch unless `stopping`). On an exception nothing of the step is kept and
+  // the claim in hand is retried by the next step without spending attempts.
+  StepResult step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
+
+  // Gives back the unfinished part of a claim: pending again, no attempt spent.
+  void release(ConsumerSpec& spec, std::optional<Claim>& in_hand);
+
+  // The earliest time after now at which a pending delivery of `spec` falls due.
+  std::optional<TimePoint> next_due(const ConsumerSpec& spec);
+
+ private:
+  enum class Failure { kNone, kRetry, kPermanent };
+
+  bool has_work(const ConsumerSpec& spec, TimePoint now);
+  std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now);
+  void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
+  std::vector<ClaimedItem> claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
+                                     bool suspects_only, int limit);
+  StepResult deliver_in_transaction(ConsumerSpec& spec, std::optional<Claim>& in_hand,
+                                    bool stopping);
+  StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
+  void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
+                             std::set<std::string>& failed_keys, TimePoint now,
+                             StepResult& result);
+  std::vector<Outcome> run_outside(ConsumerSpec& spec, const std::vector<ClaimedItem>& items,
+                                   const std::set<std::string>& failed_keys);
+  void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
+                     std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
+  // Records the step's progress on the claim and the counters; returns the next claim when this
+  // one is done (unless stopping).
+  std::optional<Claim> finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
+                                   bool stopping, TimePoint now, StepResult& result);
+
+  void delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now, StepResult& result);
+  void record_failure(ConsumerSpec& spec, const ClaimedItem& item, Failure failure,
+                      const std::string& error, TimePoint now, StepResult& result);
+  void record_crash(ConsumerSpec& spec, const Event& event, int attempt, const std::string& error,
+                    TimePoint now, StepResult& result);
+  void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
+                 TimePoint next_attempt_at);
+  void delete_delivery(std::int64_t consumer_id, std::int64_t seq);
+  bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
+  bool seen(std::int64_t consumer_id, const std::string& event_id);
+  void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
+                      TimePoint next_attempt_at, std::optional<std::int64_t> claim_id,
+                      bool suspect, const char* reason, const std::string& error,
+                      std::optional<TimePoint> failed_at);
+  void write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
+                     const char* outcome, const std::string& error);
+  void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
+           int attempt, const std::string& error, TimePoint now);
+  Outbox& outbox();
+
+  SQLite::Database& db_;
+  Options options_;
+  std::shared_ptr<Clock> clock_;
+  WorkerIdentity identity_;
+  TransactionControlGuard guard_;
+  std::unique_ptr<Outbox> outbox_;
+
+  SQLite::Statement has_work_;
+  SQLite::Statement newest_seq_;
+  SQLite::Statement read_cursor_;
+  SQLite::Statement update_cursor_;
+  SQLite::Statement claims_of_consumer_;
+  SQLite::Statement insert_claim_;
+  SQLite::Statement update_claim_;
+  SQLite::Statement advance_claim_;
+  SQLite::Statement delete_claim_;
+  SQLite::Statement unhandled_in_range_;
+  SQLite::Statement claimed_rows_;
+  SQLite::Statement due_rows_;
+  SQLite::Statement mark_claimed_;
+  SQLite::Statement fresh_events_;
+  SQLite::Statement key_blocked_;
+  SQLite::Statement write_delivery_;
+  SQLite::Statement delete_delivery_;
+  SQLite::Statement write_history_;
+  SQLite::Statement insert_inbox_;
+  SQLite::Statement find_inbox_;
+  SQLite::Statement add_counters_;
+  SQLite::Statement next_due_;
+  SQLite::Statement savepoint_;
+  SQLite::Statement release_savepoint_;
+  SQLite::Statement rollback_savepoint_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,62 @@
+// What a handler sees during one delivery, and the guard that keeps it from ending sluice's
+// transaction.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <optional>
+#include <string>
+
+#include "sluice/consumer.hpp"
+#include "sluice/outbox.hpp"
+
+namespace sluice {
+
+// Not thread-safe. Installs an authorizer on `db` for its lifetime that, while armed, refuses
+// BEGIN, COMMIT, ROLLBACK and SAVEPOINT statements and remembers that one was tried.
+class TransactionControlGuard {
+ public:
+  explicit TransactionControlGuard(SQLite::Database& db);
+  ~TransactionControlGuard();
+  TransactionControlGuard(const TransactionControlGuard&) = delete;
+  TransactionControlGuard& operator=(const TransactionControlGuard&) = delete;
+
+  void arm() {
+    armed_ = true;
+    violated_ = false;
+  }
+  void disarm() { armed_ = false; }
+  // True if the handler tried transaction control since arm().
+  bool violated() const { return violated_; }
+
+ private:
+  static int authorize(void* self, int action, const char*, const char*, const char*, const char*);
+  SQLite::Database& db_;
+  bool armed_ = false;
+  bool violated_ = false;
+};
+
+// Not thread-safe: lives for one handler call.
+class HandlerContext final : public Context {
+ public:
+  // `db` and `outbox` are null for an outside-transaction consumer.
+  HandlerContext(const std::string& consumer, int attempt, SQLite::Database* db, Outbox* outbox)
+      : consumer_(consumer), attempt_(attempt), db_(db), outbox_(outbox) {}
+
+  const std::string& consumer() const override { return consumer_; }
+  int attempt() const override { return attempt_; }
+  SQLite::Database& db() override;
+  EnqueueResult enqueue(const NewEvent& event) override;
+  void snooze(Duration delay) override { snooze_ = delay; }
+
+  const std::optional<Duration>& snoozed() const { return snooze_; }
+
+ private:
+  const std::string& consumer_;
+  int attempt_;
+  SQLite::Database* db_;
+  Outbox* outbox_;
+  std::optional<Duration> snooze_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,115 @@
+#include "schema.hpp"
+
+namespace sluice::schema {
+
+// All times are integer milliseconds since the Unix epoch.
+static const char* const kVersion1 = R"sql(
+CREATE TABLE sluice_meta (
+  name  TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- The outbox and the log of retained events. AUTOINCREMENT: a seq is never reused after pruning,
+-- so a cursor reading "seq > last" never skips a new event.
+CREATE TABLE sluice_events (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  id         TEXT NOT NULL UNIQUE,          -- idempotency key
+  topic      TEXT NOT NULL,
+  payload    TEXT NOT NULL,                 -- JSON
+  headers    TEXT,                          -- JSON object, NULL when none
+  key        TEXT,                          -- ordering key, NULL when none
+  dedup_key  TEXT,                          -- domain dedup key, NULL when none
+  not_before INTEGER,
+  created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX sluice_events_dedup ON sluice_events (topic, dedup_key)
+  WHERE dedup_key IS NOT NULL;
+
+-- Every event with seq <= cursor (and > its subscription's start_seq) has been claimed by a
+-- worker, or recorded in sluice_deliveries.
+CREATE TABLE sluice_consumers (
+  id              INTEGER PRIMARY KEY,
+  name            TEXT NOT NULL UNIQUE,
+  cursor          INTEGER NOT NULL,
+  mode            TEXT NOT NULL CHECK (mode IN ('in-transaction', 'outside-transaction')),
+  ordered         INTEGER NOT NULL,
+  max_attempts    INTEGER NOT NULL,
+  retry_span_ms   INTEGER NOT NULL,        -- RetryPolicy::longest_span(): the dedup horizon
+  delivered_total INTEGER NOT NULL DEFAULT 0,
+  retries_total   INTEGER NOT NULL DEFAULT 0,
+  created_at      INTEGER NOT NULL
+);
+
+CREATE TABLE sluice_subscriptions (
+  consumer_id INTEGER NOT NULL REFERENCES sluice_consumers (id),
+  topic       TEXT NOT NULL,
+  start_seq   INTEGER NOT NULL,             -- events at or below it are not for this consumer
+  PRIMARY KEY (consumer_id, topic)
+) WITHOUT ROWID;
+
+-- A worker's durable record, made before its handlers run, of the work it took: fresh events in
+-- (from_seq, to_seq] and the sluice_deliveries rows naming this claim. from_seq advances as the
+-- work commits. A claim whose owner process is gone is an attempt that crashed.
+CREATE TABLE sluice_claims (
+  id          INTEGER PRIMARY KEY,
+  consumer_id INTEGER NOT NULL REFERENCES sluice_consumers (id),
+  owner       TEXT NOT NULL,                -- "pid:process start time:worker token"
+  pid         INTEGER NOT NULL,
+  from_seq    INTEGER NOT NULL,
+  to_seq      INTEGER NOT NULL,
+  lease_until INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX sluice_claims_consumer ON sluice_claims (consumer_id);
+
+-- (event, consumer) pairs off the happy path: waiting for a retry, a not-before time or an earlier
+-- event of their key (pending), taken by a worker (claimed), failed for good (dead), or a dead
+-- letter an operator discarded (discarded, kept for audit).
+CREATE TABLE sluice_deliveries (
+  consumer_id     INTEGER NOT NULL REFERENCES sluice_consumers (id),
+  event_seq       INTEGER NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('pending', 'claimed', 'dead', 'discarded')),
+  key             TEXT,                     -- the event's ordering key, for per-key order
+  attempts        INTEGER NOT NULL,
+  next_attempt_at INTEGER NOT NULL,
+  claim_id        INTEGER,
+  suspect         INTEGER NOT NULL DEFAULT 0,  -- its batch crashed: retried alone
+  reason          TEXT,                     -- dead: permanent | exhausted | crashed
+  last_error      TEXT,
+  first_failed_at INTEGER,
+  last_failed_at  INTEGER,
+  note            TEXT,
+  PRIMARY KEY (consumer_id, event_seq)
+) WITHOUT ROWID;
+CREATE INDEX sluice_deliveries_due ON sluice_deliveries (consumer_id, state, next_attempt_at);
+CREATE INDEX sluice_deliveries_key ON sluice_deliveries (consumer_id, key, event_seq)
+  WHERE key IS NOT NULL;
+CREATE INDEX sluice_deliveries_event ON sluice_deliveries (event_seq);
+
+-- The inbox: event IDs each consumer has handled. Written in the handler's own transaction.
+CREATE TABLE sluice_inbox (
+  consumer_id  INTEGER NOT NULL,
+  event_id     TEXT NOT NULL,
+  delivered_at INTEGER NOT NULL,
+  PRIMARY KEY (consumer_id, event_id)
+) WITHOUT ROWID;
+
+-- History of attempts that did not simply succeed at once, and of operator actions.
+CREATE TABLE sluice_attempts (
+  id          INTEGER PRIMARY KEY,
+  consumer_id INTEGER NOT NULL,
+  event_seq   INTEGER NOT NULL,
+  attempt     INTEGER NOT NULL,
+  at          INTEGER NOT NULL,
+  outcome     TEXT NOT NULL,
+  error       TEXT
+);
+CREATE INDEX sluice_attempts_event ON sluice_attempts (event_seq);
+)sql";
+
+const std::vector<std::string>& migrations() {
+  static const std::vector<std::string> all = {kVersion1};
+  return all;
+}
+
+}  // namespace sluice::schema

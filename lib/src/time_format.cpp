@@ -1,0 +1,25 @@
+#include "time_format.hpp"
+
+#include <cstdio>
+#include <ctime>
+
+namespace sluice {
+
+std::string format_rfc3339(TimePoint t) {
+  const long long ms = t.time_since_epoch().count();
+  long long seconds = ms / 1000;
+  long long millis = ms % 1000;
+  if (millis < 0) {
+    millis += 1000;
+    --seconds;
+  }
+  const std::time_t tt = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+  return buf;
+}
+
+}  // namespace sluice

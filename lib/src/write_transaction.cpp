@@ -1,0 +1,21 @@
+#include "write_transaction.hpp"
+
+#include <sqlite3.h>
+
+namespace sluice {
+
+WriteTransaction::WriteTransaction(SQLite::Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+WriteTransaction::~WriteTransaction() {
+  // A failed COMMIT may already have rolled back; ROLLBACK then reports "no transaction".
+  if (open_ && in_transaction(db_)) sqlite3_exec(db_.getHandle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void WriteTransaction::commit() {
+  db_.exec("COMMIT");
+  open_ = false;
+}
+
+bool in_transaction(SQLite::Database& db) { return sqlite3_get_autocommit(db.getHandle()) == 0; }
+
+}  // namespace sluice
