@@ -85,16 +85,14 @@ CheckResult check_dedup_horizon(SQLite::Database& db, const Options& options) {
 }
 
 CheckResult check_expired_claims(SQLite::Database& db, const Options& options) {
-  const long long lease_start =
-      (system_clock()->now() - options.claim_lease).time_since_epoch().count();
-  SQLite::Statement query(db, "SELECT count(*) FROM sluice_claims WHERE claimed_at < ?");
-  query.bind(1, static_cast<std::int64_t>(lease_start));
+  SQLite::Statement query(db, "SELECT count(*) FROM sluice_claims WHERE lease_until < ?");
+  query.bind(1, static_cast<std::int64_t>(system_clock()->now().time_since_epoch().count()));
   query.executeStep();
   const long long expired = query.getColumn(0).getInt64();
   if (expired == 0) return {"expired_claims", Severity::kOk, "none past the claim lease"};
   return {"expired_claims", Severity::kWarning,
-          std::to_string(expired) + " claim(s) held longer than the " +
-              format_duration(options.claim_lease) + " lease: a worker may be stuck"};
+          std::to_string(expired) + " claim(s) past their " + format_duration(options.claim_lease) +
+              " lease: a worker may be stuck"};
 }
 
 std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {

@@ -349,7 +349,11 @@ void add_action(CLI::App& dlq, std::shared_ptr<Session> session, Action action) 
 void add_dlq_command(CLI::App& app, std::shared_ptr<Session> session) {
   CLI::App* dlq = app.add_subcommand("dlq", "Dead letters: list, show, replay, discard");
   dlq->footer("Example:\n  sluice --db app.db dlq list --group");
-  dlq->require_subcommand(1);
+  dlq->callback([dlq]() {
+    if (dlq->get_subcommands().empty()) {
+      throw UsageError("dlq needs a subcommand: list, show, replay or discard");
+    }
+  });
   add_list(*dlq, session);
   add_show(*dlq, session);
   add_action(*dlq, session, Action::kReplay);

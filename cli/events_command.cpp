@@ -23,8 +23,8 @@ void add_events_command(CLI::App& app, std::shared_ptr<Session> session) {
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand("events", "List events, oldest first");
   command->footer(
-      "States (with --consumer): pending, claimed, retrying, delivered, dead, discarded, "
-      "not-yet.\nExample:\n  sluice --db app.db events --consumer billing --state retrying "
+      "States (with --consumer): pending, claimed, retrying, delivered, dead, discarded."
+      "\nExample:\n  sluice --db app.db events --consumer billing --state retrying "
       "--since 2h");
   command->add_option("--topic", args->topic, "Only this topic");
   command->add_option("--consumer", args->consumer, "Only events this consumer subscribes to");

@@ -19,6 +19,8 @@ namespace {
 
 int print(std::ostream& err, std::string message, int code) {
   std::replace(message.begin(), message.end(), '\n', ' ');
+  const std::string prefix = "sluice: ";
+  if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
   err << "sluice: " << message << '\n';
   return code;
 }

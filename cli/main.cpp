@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "exit_code.hpp"
+#include "usage_error.hpp"
 
 int main(int argc, char** argv) {
   using namespace sluice::cli;
@@ -15,7 +16,6 @@ int main(int argc, char** argv) {
                          "(docs/operating.md).\nColour only on a terminal and never with NO_COLOR "
                          "set.\n\n") +
              kExitCodesHelp);
-  app.require_subcommand(1);
   app.fallthrough();
 
   auto session = std::make_shared<Session>();
@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    if (app.get_subcommands().empty()) throw UsageError("no command given (see sluice --help)");
   } catch (const CLI::Success& e) {  // --help
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

@@ -38,7 +38,6 @@ void add_replay_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->add_option("--until", args->until, "With --since: created before TIME")
       ->type_name("TIME")
       ->needs(since);
-  command->require_option(1, 3);
   command->add_flag("--dry-run", args->dry_run, "Count the events; queue nothing");
   command->add_flag("--json", args->json, "Print {consumer, dry_run, events}");
   command->callback([session, args]() {
