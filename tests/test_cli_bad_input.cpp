@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <SQLiteCpp/Transaction.h>
+
 #include "support/cli_fixture.hpp"
 
 using namespace sluice::test;
@@ -93,7 +95,13 @@ TEST_CASE("a file that is not SQLite: exit 3, file untouched; check says problem
 TEST_CASE("a corrupt file: exit 3; check reports the integrity problem with exit 2") {
   CliFixture f;
   f.init();
-  for (int i = 0; i < 300; ++i) f.enqueue_order(i);
+  {
+    SQLite::Database db = sluice::open_database(f.db_path, f.options());
+    sluice::Outbox outbox(db, f.options());
+    SQLite::Transaction transaction(db);
+    for (int i = 0; i < 300; ++i) outbox.enqueue({.topic = "order.placed"});
+    transaction.commit();
+  }
   f.deliver();
   {
     // Checkpoint the WAL into the main file, then scribble over pages past the schema page.
