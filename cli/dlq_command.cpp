@@ -5,6 +5,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "event_views.hpp"
 #include "fingerprint.hpp"
 #include "format.hpp"
 #include "interrupt.hpp"
@@ -250,7 +251,7 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
     for (const DeadLetter& d : dead_letters) {
       std::cout << style.bold("dead letter") << "  " << d.event_id << " for " << d.consumer << '\n'
                 << "topic        " << d.topic << '\n';
-      if (!d.key.empty()) std::cout << "key          " << d.key << "  (parks the key)\n";
+      if (!d.key.empty()) std::cout << "key          " << d.key << '\n';
       std::cout << "reason       " << (d.discarded ? "discarded: " + d.note : d.reason) << '\n'
                 << "attempts     " << d.attempts << '\n'
                 << "first failed " << format_time(d.first_failed_at) << '\n'
@@ -258,9 +259,7 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
                 << "error        " << d.last_error << '\n'
                 << "fingerprint  " << error_fingerprint(d.last_error) << '\n';
     }
-    const auto payload = nlohmann::json::parse(event.payload, nullptr, false);
-    std::cout << style.bold("payload") << '\n'
-              << (payload.is_discarded() ? event.payload : payload.dump(2)) << '\n';
+    std::cout << style.bold("payload") << '\n' << pretty_payload(event) << '\n';
     if (!attempts.empty()) {
       std::cout << style.bold("attempts") << '\n';
       Table table({"CONSUMER", "ATTEMPT", "AT", "OUTCOME", "ERROR"});

@@ -18,6 +18,17 @@ std::string compact_payload(const Event& event, std::size_t max_width) {
   return text;
 }
 
+std::string pretty_payload(const Event& event) {
+  const auto parsed = nlohmann::json::parse(event.payload, nullptr, false);
+  const std::string text = parsed.is_discarded() ? event.payload : parsed.dump(2);
+  std::string out = "  ";
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
 Table event_table() {
   Table table({"SEQ", "ID", "TOPIC", "KEY", "CREATED", "PAYLOAD"});
   table.align_right(0);

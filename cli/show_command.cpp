@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "event_views.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
 #include "sluice/inspect.hpp"
@@ -20,15 +21,6 @@ std::string coloured_state(const Style& style, const std::string& state) {
   return state;
 }
 
-std::string indent(const std::string& text) {
-  std::string out = "  ";
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += "  ";
-  }
-  return out;
-}
-
 void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveries,
                  const std::vector<AttemptRecord>& attempts, const Style& style) {
   std::cout << style.bold("event") << "       " << event.id << '\n'
@@ -43,9 +35,7 @@ void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveri
     for (const auto& [name, value] : event.headers)
       std::cout << "  " << name << ": " << value << '\n';
   }
-  const auto payload = nlohmann::json::parse(event.payload, nullptr, false);
-  std::cout << style.bold("payload") << '\n'
-            << indent(payload.is_discarded() ? event.payload : payload.dump(2)) << '\n';
+  std::cout << style.bold("payload") << '\n' << pretty_payload(event) << '\n';
 
   std::cout << style.bold("deliveries") << '\n';
   Table delivery_table(
