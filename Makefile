@@ -24,10 +24,16 @@ $(ASAN_BUILD)/build.ninja:
 test-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C $(ASAN_BUILD) --print-errorlogs --timeout-multiplier 3
+	scripts/torture --build $(ASAN_BUILD)
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs
+	$(MAKE) torture
 	$(MAKE) test-asan
+
+# The torture suite's short run (issue 4); `scripts/torture --long` runs the full counts.
+torture: build
+	scripts/torture --build $(BUILD)
 
 bench: build
 	$(BUILD)/bench/sluice-bench

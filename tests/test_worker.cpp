@@ -1,4 +1,9 @@
 #include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
 
 #include "support/fixture.hpp"
 
@@ -6,6 +11,7 @@ using namespace sluice;
 using sluice::test::count;
 using sluice::test::Fixture;
 using sluice::test::recording;
+using std::chrono::seconds;
 
 TEST_CASE("a subscribed consumer receives each event once and the inbox records it") {
   Fixture f;
@@ -19,4 +25,195 @@ TEST_CASE("a subscribed consumer receives each event once and the inbox records 
   CHECK(worker.run_until_idle().delivered == 0);
   CHECK(count(f.db, "applied") == 10);
   CHECK(count(f.db, "sluice_claims") == 0);
+}
+
+TEST_CASE("consumers and subscriptions are recorded in the file") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("billing", "order.placed", recording("billing"));
+  worker.subscribe("billing", "order.cancelled", recording("billing"));
+  worker.subscribe("email", "order.placed", recording("email"));
+  CHECK(count(f.db, "sluice_consumers") == 2);
+  CHECK(count(f.db, "sluice_subscriptions") == 3);
+  CHECK_THROWS_AS(worker.subscribe("billing", "order.placed", recording("billing")),
+                  InvalidArgument);
+  CHECK_THROWS_AS(worker.subscribe("billing", "x", recording("billing"), {.ordered = true}),
+                  InvalidArgument);
+  CHECK_THROWS_AS(worker.subscribe("", "x", recording("billing")), InvalidArgument);
+}
+
+TEST_CASE("a consumer registered late starts from now unless asked for the oldest event") {
+  Fixture f;
+  f.publish("t");
+  f.publish("t");
+  Worker worker(f.db, f.options);
+  worker.subscribe("late", "t", recording("late"));
+  worker.subscribe("replayer", "t", recording("replayer"), {.start_from = StartFrom::kOldest});
+  f.publish("t");
+  worker.run_until_idle();
+  CHECK(count(f.db, "applied", "consumer = 'late'") == 1);
+  CHECK(count(f.db, "applied", "consumer = 'replayer'") == 3);
+}
+
+TEST_CASE("events the handler enqueues commit with its delivery") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("orders", "order.placed", [](const Event& e, Context& ctx) {
+    ctx.enqueue({.topic = "invoice.requested", .payload = e.payload});
+  });
+  worker.subscribe("billing", "invoice.requested", recording("billing"));
+  f.publish("order.placed", R"({"order":1})");
+  worker.run_until_idle();
+  CHECK(count(f.db, "applied", "consumer = 'billing'") == 1);
+}
+
+TEST_CASE("a handler that commits or rolls back sluice's transaction is dead-lettered clearly") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("rogue", "t", [](const Event&, Context& ctx) {
+    ctx.db().exec("INSERT INTO applied (event_id, consumer) VALUES ('x', 'rogue')");
+    ctx.db().exec("COMMIT");
+  });
+  f.publish("t");
+  const DrainResult result = worker.run_until_idle();
+  CHECK(result.dead_lettered == 1);
+  CHECK(count(f.db, "applied") == 0);
+  const auto letters = list_dead_letters(f.db, {});
+  REQUIRE(letters.size() == 1);
+  CHECK(letters[0].reason == "permanent");
+  CHECK(letters[0].last_error.find("commit or roll back") != std::string::npos);
+}
+
+TEST_CASE("snooze retries later without spending an attempt") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("sleepy", "t", [&](const Event&, Context& ctx) {
+    ++calls;
+    if (calls <= 5) ctx.snooze(seconds(10));
+  });
+  f.publish("t");
+  for (int i = 0; i < 5; ++i) {
+    worker.run_until_idle();
+    f.clock->advance(seconds(10));
+  }
+  CHECK(count(f.db, "sluice_deliveries", "state = 'dead'") == 0);
+  worker.run_until_idle();
+  CHECK(calls == 6);
+  CHECK(count(f.db, "sluice_inbox") == 1);
+}
+
+TEST_CASE("delayed events are not delivered before their not-before time") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("c", "t", recording("c"));
+  f.outbox.enqueue_now({.topic = "t", .not_before = f.clock->now() + seconds(60)});
+  f.publish("t");
+  worker.run_until_idle();
+  CHECK(count(f.db, "applied") == 1);
+  f.clock->advance(seconds(59));
+  worker.run_until_idle();
+  CHECK(count(f.db, "applied") == 1);
+  f.clock->advance(seconds(1));
+  worker.run_until_idle();
+  CHECK(count(f.db, "applied") == 2);
+}
+
+TEST_CASE("an outside-transaction consumer runs with no transaction and is marked after") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::vector<std::string> sent;
+  bool had_transaction = true;
+  worker.subscribe("mailer", "t",
+                   [&](const Event& e, Context& ctx) {
+                     had_transaction = sqlite3_get_autocommit(f.db.getHandle()) == 0;
+                     CHECK_THROWS_AS(ctx.db(), TransactionError);
+                     sent.push_back(e.id);
+                   },
+                   {.mode = DeliveryMode::kOutsideTransaction});
+  f.publish("t");
+  f.publish("t");
+  worker.run_until_idle();
+  CHECK_FALSE(had_transaction);
+  CHECK(sent.size() == 2);
+  CHECK(count(f.db, "sluice_inbox") == 2);
+  CHECK(consumer_stats(f.db, f.options).at(0).delivered_total == 2);
+  worker.run_until_idle();
+  CHECK(sent.size() == 2);
+}
+
+TEST_CASE("a batch handler gets many events at once and its outcomes are applied per event") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::vector<std::size_t> batch_sizes;
+  worker.subscribe_batch("relay", "t",
+                         [&](const std::vector<Event>& events) {
+                           batch_sizes.push_back(events.size());
+                           std::vector<Outcome> outcomes;
+                           for (const Event& e : events) {
+                             outcomes.push_back(e.payload == R"({"bad":true})"
+                                                    ? Outcome::permanent("rejected")
+                                                    : Outcome::done());
+                           }
+                           return outcomes;
+                         },
+                         {.mode = DeliveryMode::kOutsideTransaction});
+  for (int i = 0; i < 20; ++i) f.publish("t", i == 7 ? R"({"bad":true})" : "{}");
+  const DrainResult result = worker.run_until_idle();
+  CHECK(result.delivered == 19);
+  CHECK(result.dead_lettered == 1);
+  REQUIRE_FALSE(batch_sizes.empty());
+  CHECK(batch_sizes.front() == 20);
+  CHECK_THROWS_AS(worker.subscribe_batch(
+                      "relay2", "t",
+                      [](const std::vector<Event>& e) { return std::vector<Outcome>(e.size()); }),
+                  InvalidArgument);
+}
+
+TEST_CASE("start() refuses a borrowed connection; a started worker wakes on an enqueue") {
+  Fixture in_memory;
+  Worker borrowed(in_memory.db, in_memory.options);
+  CHECK_THROWS_AS(borrowed.start(), TransactionError);
+
+  Fixture f(true);
+  Options options = f.options;
+  options.poll_interval = std::chrono::hours(1);  // only the in-process wake can deliver in time
+  Worker worker(f.dir.file("app.db"), options);
+  std::atomic<int> handled{0};
+  std::mutex mutex;
+  std::condition_variable done;
+  worker.subscribe("c", "t", [&](const Event&, Context&) {
+    ++handled;
+    done.notify_all();
+  });
+  worker.start();
+  f.publish("t");
+  {
+    std::unique_lock lock(mutex);
+    CHECK(done.wait_for(lock, seconds(20), [&] { return handled.load() == 1; }));
+  }
+  worker.stop();
+  CHECK(count(f.db, "sluice_claims") == 0);
+  worker.stop();
+}
+
+TEST_CASE("stop() finishes the batch in hand and leaves nothing claimed") {
+  Fixture f(true);
+  Worker worker(f.dir.file("app.db"), f.options);
+  std::atomic<int> handled{0};
+  worker.subscribe("c", "t", [&](const Event&, Context&) { ++handled; });
+  for (int i = 0; i < 2000; ++i) f.publish("t");
+  worker.start();
+  const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+  while (handled.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  worker.stop();
+  CHECK(count(f.db, "sluice_claims") == 0);
+  CHECK(count(f.db, "sluice_deliveries", "state = 'claimed'") == 0);
+  CHECK(count(f.db, "sluice_inbox") == handled.load());
+  Worker again(f.dir.file("app.db"), f.options);
+  again.subscribe("c", "t", [&](const Event&, Context&) { ++handled; });
+  again.run_until_idle();
+  CHECK(handled.load() == 2000);
 }

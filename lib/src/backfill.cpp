@@ -6,14 +6,13 @@
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
 namespace {
 
 constexpr int kBatch = 500;
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // Events of `range` the consumer has been handed already (seq <= its cursor) and that are not
 // waiting to be handled anyway.
@@ -31,9 +30,9 @@ SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const Bac
     }
     sql.where("e.seq >= ?", {find.getColumn(0).getInt64()});
   } else {
-    sql.where("e.created_at >= ?", {ms(*range.since)});
+    sql.where("e.created_at >= ?", {to_millis(*range.since)});
   }
-  if (range.until) sql.where("e.created_at < ?", {ms(*range.until)});
+  if (range.until) sql.where("e.created_at < ?", {to_millis(*range.until)});
   sql.where("e.seq <= (SELECT cursor FROM sluice_consumers WHERE id = s.consumer_id)");
   sql.where(
       "NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = s.consumer_id AND "
@@ -69,12 +68,13 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
     while (true) {
       WriteTransaction tx(db);
       const TimePoint now = clock->now();
-      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kFrom +
-                                       sql.clause() + " AND e.seq > ? ORDER BY e.seq LIMIT " +
+      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kFrom + sql.clause() +
+                                       " AND e.seq > ? ORDER BY e.seq LIMIT " +
                                        std::to_string(kBatch));
       const int next = sql.bind(select);
       select.bind(next, static_cast<int64_t>(after));
-      SQLite::Statement forget(db, "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
+      SQLite::Statement forget(db,
+                               "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
       SQLite::Statement queue(
           db,
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
@@ -99,12 +99,12 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
         } else {
           queue.bind(3, select.getColumn(2).getString());
         }
-        queue.bind(4, static_cast<int64_t>(ms(now)));
+        queue.bind(4, static_cast<int64_t>(to_millis(now)));
         queue.exec();
         history.reset();
         history.bind(1, static_cast<int64_t>(id));
         history.bind(2, static_cast<int64_t>(seq));
-        history.bind(3, static_cast<int64_t>(ms(now)));
+        history.bind(3, static_cast<int64_t>(to_millis(now)));
         history.exec();
         after = seq;
         ++rows;

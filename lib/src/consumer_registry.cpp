@@ -23,8 +23,8 @@ std::int64_t record_subscription(SQLite::Database& db, const std::string& consum
       "retry_span_ms = excluded.retry_span_ms");
   upsert.bind(1, consumer);
   upsert.bind(2, static_cast<int64_t>(start));
-  upsert.bind(3, options.mode == DeliveryMode::kInTransaction ? "in-transaction"
-                                                              : "outside-transaction");
+  upsert.bind(
+      3, options.mode == DeliveryMode::kInTransaction ? "in-transaction" : "outside-transaction");
   upsert.bind(4, options.ordered ? 1 : 0);
   upsert.bind(5, retry.max_attempts);
   upsert.bind(6, static_cast<int64_t>(retry.longest_span().count()));

@@ -15,7 +15,7 @@ struct CrashTarget {
 };
 
 const CrashTarget* crash_target() {
-  static const CrashTarget* target = [] () -> const CrashTarget* {
+  static const CrashTarget* target = []() -> const CrashTarget* {
     const char* spec = std::getenv("SLUICE_CRASH_AT");
     if (spec == nullptr || *spec == '\0') return nullptr;
     auto* t = new CrashTarget;

@@ -1,8 +1,8 @@
 #include "sluice/database.hpp"
 
+#include <SQLiteCpp/Statement.h>
 #include <sqlite3.h>
 
-#include <SQLiteCpp/Statement.h>
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
@@ -30,7 +30,8 @@ long long busy_waited_us(int tries) {
 }
 
 int busy_handler(void* timeout_ms, int tries) {
-  const auto timeout_us = static_cast<long long>(reinterpret_cast<std::intptr_t>(timeout_ms)) * 1000;
+  const auto timeout_us =
+      static_cast<long long>(reinterpret_cast<std::intptr_t>(timeout_ms)) * 1000;
   if (busy_waited_us(tries) >= timeout_us) return 0;
   struct timespec ts {
     0, static_cast<long>(busy_wait_us(tries) * 1000)
@@ -87,8 +88,9 @@ int ensure_schema(SQLite::Database& db) {
 
 void configure_connection(SQLite::Database& db, const Options& options) {
   guarded("configure connection", [&] {
-    sqlite3_busy_handler(db.getHandle(), busy_handler,
-                         reinterpret_cast<void*>(static_cast<std::intptr_t>(options.busy_timeout.count())));
+    sqlite3_busy_handler(
+        db.getHandle(), busy_handler,
+        reinterpret_cast<void*>(static_cast<std::intptr_t>(options.busy_timeout.count())));
     // Reading the schema first turns a non-database file into SQLITE_NOTADB here, not later.
     db.exec("SELECT count(*) FROM sqlite_master");
     const std::string file = sqlite3_db_filename(db.getHandle(), "main");
@@ -105,9 +107,8 @@ SQLite::Database open_database(const std::string& path, const Options& options, 
   }
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (mode == OpenMode::kCreate) flags |= SQLITE_OPEN_CREATE;
-  SQLite::Database db = guarded("open database", [&] {
-    return SQLite::Database(memory ? ":memory:" : path, flags);
-  });
+  SQLite::Database db =
+      guarded("open database", [&] { return SQLite::Database(memory ? ":memory:" : path, flags); });
   configure_connection(db, options);
   ensure_schema(db);
   return db;

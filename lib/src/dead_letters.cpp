@@ -7,6 +7,7 @@
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -16,16 +17,14 @@ namespace {
 // for long while the app runs.
 constexpr int kBatch = 200;
 
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
-
 SqlFilter dead_letter_filter(SQLite::Database& db, const DeadLetterFilter& filter,
                              bool include_discarded) {
   SqlFilter sql;
   sql.where(include_discarded ? "d.state IN ('dead', 'discarded')" : "d.state = 'dead'");
   if (!filter.consumer.empty()) sql.where("d.consumer_id = ?", {consumer_id(db, filter.consumer)});
   if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
-  if (filter.since) sql.where("d.last_failed_at >= ?", {ms(*filter.since)});
-  if (filter.until) sql.where("d.last_failed_at < ?", {ms(*filter.until)});
+  if (filter.since) sql.where("d.last_failed_at >= ?", {to_millis(*filter.since)});
+  if (filter.until) sql.where("d.last_failed_at < ?", {to_millis(*filter.until)});
   if (!filter.error_contains.empty()) {
     sql.where("instr(d.last_error, ?) > 0", {filter.error_contains});
   }
@@ -66,14 +65,14 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
       update.reset();
       update.bind(1, static_cast<int64_t>(consumer));
       update.bind(2, static_cast<int64_t>(seq));
-      update.bind(3, static_cast<int64_t>(ms(now)));
+      update.bind(3, static_cast<int64_t>(to_millis(now)));
       update.bind(4, note);
       update.exec();
       history.reset();
       history.bind(1, static_cast<int64_t>(consumer));
       history.bind(2, static_cast<int64_t>(seq));
       history.bind(3, attempts);
-      history.bind(4, static_cast<int64_t>(ms(now)));
+      history.bind(4, static_cast<int64_t>(to_millis(now)));
       history.bind(5, history_outcome);
       if (note.empty()) {
         history.bind(6);

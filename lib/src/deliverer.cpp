@@ -9,6 +9,7 @@
 #include "event_codec.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -19,8 +20,6 @@ namespace {
 constexpr std::int64_t kScanWindow = 16384;
 
 const char* const kBlockingStates = "('pending', 'claimed', 'dead')";
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // Errors of the storage rather than of the handler: the whole transaction is abandoned and the
 // claim retried later, without spending an attempt.
@@ -89,14 +88,14 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       claimed_rows_(db, event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e "
                                     "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
                                     "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
-      due_rows_(db, event_query(
-                        ", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
-                        "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
-                        "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
-                        "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
-                        "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
-                        "d.event_seq AND b.state IN " +
-                        std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
+      due_rows_(db,
+                event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
+                            "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
+                            "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
+                            "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
+                            "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
+                            "d.event_seq AND b.state IN " +
+                            std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -104,16 +103,19 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                                     "WHERE e.seq > ?1 AND e.seq <= ?2 AND s.consumer_id = ?3 AND "
                                     "s.topic = e.topic AND e.seq > s.start_seq "
                                     "ORDER BY e.seq LIMIT ?4")),
-      key_blocked_(db, "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
-                       "event_seq < ? AND state IN " +
-                           std::string(kBlockingStates) + " LIMIT 1"),
+      key_blocked_(db,
+                   "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
+                   "event_seq < ? AND state IN " +
+                       std::string(kBlockingStates) + " LIMIT 1"),
       write_delivery_(
           db,
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
           "next_attempt_at, claim_id, suspect, reason, last_error, first_failed_at, "
-          "last_failed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
+          "last_failed_at, scheduled_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+          "?11, ?12) "
           "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = excluded.state, "
           "attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at, "
+          "scheduled_at = excluded.scheduled_at, "
           "claim_id = excluded.claim_id, suspect = excluded.suspect, reason = excluded.reason, "
           "last_error = coalesce(excluded.last_error, last_error), "
           "first_failed_at = coalesce(first_failed_at, excluded.first_failed_at), "
@@ -132,6 +134,10 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       next_due_(db,
                 "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
                 "state = 'pending' AND next_attempt_at > ?"),
+      reanchor_retries_(db,
+                        "UPDATE sluice_deliveries SET next_attempt_at = ?2 + (next_attempt_at - "
+                        "scheduled_at), scheduled_at = ?2 WHERE consumer_id = ?1 AND "
+                        "state = 'pending' AND scheduled_at > ?2"),
       savepoint_(db, "SAVEPOINT sluice_event"),
       release_savepoint_(db, "RELEASE sluice_event"),
       rollback_savepoint_(db, "ROLLBACK TO sluice_event") {}
@@ -152,9 +158,12 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   StepResult result;
   if (stopping) return result;
   const TimePoint now = clock_->now();
+  if (now < spec.latest_now) reanchor_retries(spec, now);
+  spec.latest_now = std::max(spec.latest_now, now);
   if (!has_work(spec, now)) return result;
   WriteTransaction tx(db_);
   recover_abandoned(spec, now, result);
+  add_counters(spec, result);
   std::optional<Claim> claim = claim_into(spec, now);
   tx.commit();
   SLUICE_CRASH_POINT("after-claim");
@@ -163,12 +172,25 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   return result;
 }
 
+void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
+  WriteTransaction tx(db_);
+  reanchor_retries_.reset();
+  reanchor_retries_.bind(1, static_cast<int64_t>(spec.id));
+  reanchor_retries_.bind(2, static_cast<int64_t>(to_millis(now)));
+  reanchor_retries_.exec();
+  tx.commit();
+}
+
 bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
   has_work_.reset();
   has_work_.bind(1, static_cast<int64_t>(spec.id));
-  has_work_.bind(2, static_cast<int64_t>(ms(now)));
+  has_work_.bind(2, static_cast<int64_t>(to_millis(now)));
   has_work_.bindNoCopy(3, identity_.owner());
-  return has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
+  const bool work = has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
+  // A statement left stepping keeps its read snapshot, and BEGIN IMMEDIATE on a stale snapshot
+  // fails with SQLITE_BUSY at once instead of waiting.
+  has_work_.reset();
+  return work;
 }
 
 void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result) {
@@ -198,7 +220,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     unhandled_in_range_.bind(1, static_cast<int64_t>(claim.from_seq));
     unhandled_in_range_.bind(2, static_cast<int64_t>(claim.to_seq));
     unhandled_in_range_.bind(3, static_cast<int64_t>(spec.id));
-    while (unhandled_in_range_.executeStep()) victims.emplace_back(read_event(unhandled_in_range_), 1);
+    while (unhandled_in_range_.executeStep())
+      victims.emplace_back(read_event(unhandled_in_range_), 1);
     claimed_rows_.reset();
     claimed_rows_.bind(1, static_cast<int64_t>(spec.id));
     claimed_rows_.bind(2, static_cast<int64_t>(claim.id));
@@ -206,7 +229,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
       victims.emplace_back(read_event(claimed_rows_),
                            claimed_rows_.getColumn(kEventColumnCount).getInt());
     }
-    for (const auto& [event, attempt] : victims) record_crash(spec, event, attempt, error, now, result);
+    for (const auto& [event, attempt] : victims)
+      record_crash(spec, event, attempt, error, now, result);
     delete_claim_.reset();
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
     delete_claim_.exec();
@@ -238,8 +262,8 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
   insert_claim_.bind(4, static_cast<int64_t>(cursor));
   insert_claim_.bind(5, static_cast<int64_t>(cursor));
-  insert_claim_.bind(6, static_cast<int64_t>(ms(now + options_.claim_lease)));
-  insert_claim_.bind(7, static_cast<int64_t>(ms(now)));
+  insert_claim_.bind(6, static_cast<int64_t>(to_millis(now + options_.claim_lease)));
+  insert_claim_.bind(7, static_cast<int64_t>(to_millis(now)));
   insert_claim_.exec();
   claim.id = db_.getLastInsertRowid();
 
@@ -319,7 +343,7 @@ std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
   std::vector<ClaimedItem> items;
   due_rows_.reset();
   due_rows_.bind(1, static_cast<int64_t>(spec.id));
-  due_rows_.bind(2, static_cast<int64_t>(ms(now)));
+  due_rows_.bind(2, static_cast<int64_t>(to_millis(now)));
   due_rows_.bind(3, suspects_only ? 1 : 0);
   due_rows_.bind(4, spec.options.ordered ? 1 : 0);
   due_rows_.bind(5, limit);
@@ -357,10 +381,7 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
       handle_in_transaction(spec, claim.items[claim.next], failed_keys, now, result);
       ++claim.next;
     }
-    next = finish_step(spec, claim, start, stopping, now, result);
-    SLUICE_CRASH_POINT("before-commit");
-    tx.commit();
-    SLUICE_CRASH_POINT("after-commit");
+    next = commit_step(tx, spec, claim, start, stopping, now, result);
   } catch (...) {
     claim.next = start;
     throw;
@@ -369,8 +390,9 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
   return result;
 }
 
-std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
-                                            bool stopping, TimePoint now, StepResult& result) {
+std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
+                                            std::size_t start, bool stopping, TimePoint now,
+                                            StepResult& result) {
   if (claim.done()) {
     delete_claim_.reset();
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
@@ -387,18 +409,16 @@ std::optional<Claim> Deliverer::finish_step(ConsumerSpec& spec, Claim& claim, st
       advance_claim_.exec();
     }
   }
-  if (result.delivered + result.retried > 0) {
-    add_counters_.reset();
-    add_counters_.bind(1, static_cast<int64_t>(spec.id));
-    add_counters_.bind(2, static_cast<int64_t>(result.delivered));
-    add_counters_.bind(3, static_cast<int64_t>(result.retried));
-    add_counters_.exec();
-  }
+  add_counters(spec, result);
   result.progressed = true;
   // Claiming the next batch in this transaction saves a commit per batch; the claim is still
   // durable before any of its handlers run.
-  if (!claim.done() || stopping) return std::nullopt;
-  return claim_into(spec, now);
+  std::optional<Claim> next;
+  if (claim.done() && !stopping) next = claim_into(spec, now);
+  SLUICE_CRASH_POINT("before-commit");
+  tx.commit();
+  SLUICE_CRASH_POINT("after-commit");
+  return next;
 }
 
 void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
@@ -454,8 +474,9 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     guard_.disarm();
     if (guard_.violated()) {
       failure = Failure::kPermanent;
-      error = "the handler tried to begin, commit or roll back sluice's delivery transaction; "
-              "sluice commits it (use ctx.db() for writes only)";
+      error =
+          "the handler tried to begin, commit or roll back sluice's delivery transaction; "
+          "sluice commits it (use ctx.db() for writes only)";
     }
     if (!in_transaction(db_)) {
       throw DatabaseError("sluice: deliver: the delivery transaction was rolled back while '" +
@@ -476,8 +497,8 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   release_savepoint_.reset();
   if (!event.key.empty()) failed_keys.insert(event.key);
   if (failure == Failure::kNone) {
-    write_delivery(spec.id, event, "pending", item.attempt - 1, now + *snooze, std::nullopt, false,
-                   "snoozed", {}, std::nullopt);
+    write_delivery(spec.id, event, "pending", item.attempt - 1, now + *snooze, false, "snoozed", {},
+                   std::nullopt, now);
     ++result.snoozed;
     return;
   }
@@ -501,21 +522,24 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
                                          claim.items.begin() + end);
     const std::vector<Outcome> outcomes = run_outside(spec, group, failed_keys);
     const std::size_t start = claim.next;
+    StepResult committed;
     try {
       WriteTransaction tx(db_);
       const TimePoint now = clock_->now();
       for (std::size_t i = 0; i < group.size(); ++i) {
-        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, result);
+        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, committed);
       }
       claim.next = end;
-      next = finish_step(spec, claim, start, stopping, now, result);
-      SLUICE_CRASH_POINT("before-commit");
-      tx.commit();
-      SLUICE_CRASH_POINT("after-commit");
+      next = commit_step(tx, spec, claim, start, stopping, now, committed);
     } catch (...) {
       claim.next = start;
       throw;
     }
+    result.progressed = true;
+    result.delivered += committed.delivered;
+    result.retried += committed.retried;
+    result.snoozed += committed.snoozed;
+    result.dead_lettered += committed.dead_lettered;
   }
   in_hand = std::move(next);
   return result;
@@ -545,10 +569,10 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
     try {
       results = batch_handler->second(batch);
       if (results.size() != batch.size()) {
-        results.assign(batch.size(),
-                       Outcome::retry("the batch handler returned " +
-                                      std::to_string(results.size()) + " outcomes for " +
-                                      std::to_string(batch.size()) + " events"));
+        results.assign(
+            batch.size(),
+            Outcome::retry("the batch handler returned " + std::to_string(results.size()) +
+                           " outcomes for " + std::to_string(batch.size()) + " events"));
       }
     } catch (const PermanentError& e) {
       results.assign(batch.size(), Outcome::permanent(e.what()));
@@ -563,7 +587,8 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
   const auto handler = spec.handlers.find(topic);
   const std::size_t i = batch_index.front();
   if (handler == spec.handlers.end()) {
-    outcomes[i] = Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
+    outcomes[i] =
+        Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
     return outcomes;
   }
   HandlerContext context(spec.name, items[i].attempt, nullptr, nullptr);
@@ -594,17 +619,17 @@ void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const
       return;
     case Outcome::Kind::kSnooze:
       if (!event.key.empty()) failed_keys.insert(event.key);
-      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay,
-                     std::nullopt, false, "snoozed", {}, std::nullopt);
+      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, false,
+                     "snoozed", {}, std::nullopt, now);
       ++result.snoozed;
       return;
     case Outcome::Kind::kRetry:
     case Outcome::Kind::kPermanent:
       if (!event.key.empty()) failed_keys.insert(event.key);
-      record_failure(spec, item,
-                     outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent
-                                                               : Failure::kRetry,
-                     outcome.error, now, result);
+      record_failure(
+          spec, item,
+          outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent : Failure::kRetry,
+          outcome.error, now, result);
       return;
   }
 }
@@ -628,8 +653,7 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
   }
   if (reason != nullptr) {
     SLUICE_CRASH_POINT("during-dead-letter");
-    write_delivery(spec.id, event, "dead", item.attempt, now, std::nullopt, false, reason, error,
-                   now);
+    write_delivery(spec.id, event, "dead", item.attempt, now, false, reason, error, now, now);
     write_history(spec.id, event.seq, item.attempt, now, reason, error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered", spec, event, item.attempt, error, now);
@@ -637,8 +661,7 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
   }
   SLUICE_CRASH_POINT("during-backoff");
   const TimePoint next = now + spec.retry.backoff(item.attempt, event.seq);
-  write_delivery(spec.id, event, "pending", item.attempt, next, std::nullopt, false, "retry", error,
-                 now);
+  write_delivery(spec.id, event, "pending", item.attempt, next, false, "retry", error, now, now);
   write_history(spec.id, event.seq, item.attempt, now, "retry", error);
   ++result.retried;
   log(LogLevel::kWarn, "retry scheduled", spec, event, item.attempt, error, now);
@@ -647,14 +670,14 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Fail
 void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt,
                              const std::string& error, TimePoint now, StepResult& result) {
   if (attempt >= spec.retry.max_attempts) {
-    write_delivery(spec.id, event, "dead", attempt, now, std::nullopt, false, "crashed", error, now);
+    write_delivery(spec.id, event, "dead", attempt, now, false, "crashed", error, now, now);
     write_history(spec.id, event.seq, attempt, now, "crashed", error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
     return;
   }
   write_delivery(spec.id, event, "pending", attempt, now + spec.retry.backoff(attempt, event.seq),
-                 std::nullopt, true, "crashed", error, now);
+                 true, "crashed", error, now, now);
   write_history(spec.id, event.seq, attempt, now, "crashed", error);
   ++result.retried;
   log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
@@ -662,8 +685,18 @@ void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt
 
 void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
                           TimePoint next_attempt_at) {
-  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, std::nullopt,
-                 false, reason, {}, std::nullopt);
+  // Not a backoff: a not-before time is absolute, and held-back events are due at once.
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, false, reason,
+                 {}, std::nullopt, TimePoint{});
+}
+
+void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result) {
+  if (result.delivered + result.retried == 0) return;
+  add_counters_.reset();
+  add_counters_.bind(1, static_cast<int64_t>(spec.id));
+  add_counters_.bind(2, static_cast<int64_t>(result.delivered));
+  add_counters_.bind(3, static_cast<int64_t>(result.retried));
+  add_counters_.exec();
 }
 
 void Deliverer::delete_delivery(std::int64_t consumer_id, std::int64_t seq) {
@@ -677,7 +710,7 @@ bool Deliverer::mark_seen(std::int64_t consumer_id, const std::string& event_id,
   insert_inbox_.reset();
   insert_inbox_.bind(1, static_cast<int64_t>(consumer_id));
   insert_inbox_.bindNoCopy(2, event_id);
-  insert_inbox_.bind(3, static_cast<int64_t>(ms(now)));
+  insert_inbox_.bind(3, static_cast<int64_t>(to_millis(now)));
   insert_inbox_.exec();
   return db_.getChanges() > 0;
 }
@@ -692,10 +725,9 @@ bool Deliverer::seen(std::int64_t consumer_id, const std::string& event_id) {
 }
 
 void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, const char* state,
-                               int attempts, TimePoint next_attempt_at,
-                               std::optional<std::int64_t> claim_id, bool suspect,
+                               int attempts, TimePoint next_attempt_at, bool suspect,
                                const char* reason, const std::string& error,
-                               std::optional<TimePoint> failed_at) {
+                               std::optional<TimePoint> failed_at, TimePoint scheduled_at) {
   SQLite::Statement& s = write_delivery_;
   s.reset();
   s.bind(1, static_cast<int64_t>(consumer_id));
@@ -703,30 +735,27 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.bindNoCopy(3, state);
   bind_text_or_null(s, 4, event.key);
   s.bind(5, attempts);
-  s.bind(6, static_cast<int64_t>(ms(next_attempt_at)));
-  if (claim_id) {
-    s.bind(7, static_cast<int64_t>(*claim_id));
-  } else {
-    s.bind(7);
-  }
+  s.bind(6, static_cast<int64_t>(to_millis(next_attempt_at)));
+  s.bind(7);  // claim_id: rows are claimed only by mark_claimed_
   s.bind(8, suspect ? 1 : 0);
   s.bindNoCopy(9, reason);
   bind_text_or_null(s, 10, error);
   if (failed_at) {
-    s.bind(11, static_cast<int64_t>(ms(*failed_at)));
+    s.bind(11, static_cast<int64_t>(to_millis(*failed_at)));
   } else {
     s.bind(11);
   }
+  s.bind(12, static_cast<int64_t>(to_millis(scheduled_at)));
   s.exec();
 }
 
-void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt,
-                              TimePoint at, const char* outcome, const std::string& error) {
+void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
+                              const char* outcome, const std::string& error) {
   write_history_.reset();
   write_history_.bind(1, static_cast<int64_t>(consumer_id));
   write_history_.bind(2, static_cast<int64_t>(seq));
   write_history_.bind(3, attempt);
-  write_history_.bind(4, static_cast<int64_t>(ms(at)));
+  write_history_.bind(4, static_cast<int64_t>(to_millis(at)));
   write_history_.bindNoCopy(5, outcome);
   bind_text_or_null(write_history_, 6, error);
   write_history_.exec();
@@ -749,7 +778,7 @@ void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
 std::optional<TimePoint> Deliverer::next_due(const ConsumerSpec& spec) {
   next_due_.reset();
   next_due_.bind(1, static_cast<int64_t>(spec.id));
-  next_due_.bind(2, static_cast<int64_t>(ms(clock_->now())));
+  next_due_.bind(2, static_cast<int64_t>(to_millis(clock_->now())));
   std::optional<TimePoint> due;
   if (next_due_.executeStep() && !next_due_.getColumn(0).isNull()) {
     due = TimePoint(Duration(next_due_.getColumn(0).getInt64()));

@@ -18,6 +18,7 @@
 #include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
 #include "sluice/outbox.hpp"
+#include "write_transaction.hpp"
 
 namespace sluice {
 
@@ -29,6 +30,8 @@ struct ConsumerSpec {
   RetryPolicy retry;
   std::map<std::string, Handler> handlers;
   std::map<std::string, BatchHandler> batch_handlers;
+  // The latest time this worker has seen; an earlier reading means the clock was set back.
+  TimePoint latest_now = TimePoint::min();
 };
 
 struct ClaimedItem {
@@ -79,6 +82,8 @@ class Deliverer {
   enum class Failure { kNone, kRetry, kPermanent };
 
   bool has_work(const ConsumerSpec& spec, TimePoint now);
+  // After the clock was set back, moves retries so each still waits only its own backoff.
+  void reanchor_retries(const ConsumerSpec& spec, TimePoint now);
   std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
   std::vector<ClaimedItem> claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
@@ -87,16 +92,16 @@ class Deliverer {
                                     bool stopping);
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
-                             std::set<std::string>& failed_keys, TimePoint now,
-                             StepResult& result);
+                             std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
   std::vector<Outcome> run_outside(ConsumerSpec& spec, const std::vector<ClaimedItem>& items,
                                    const std::set<std::string>& failed_keys);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                      std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
-  // Records the step's progress on the claim and the counters; returns the next claim when this
-  // one is done (unless stopping).
-  std::optional<Claim> finish_step(ConsumerSpec& spec, Claim& claim, std::size_t start,
-                                   bool stopping, TimePoint now, StepResult& result);
+  // Records the step's progress on the claim and the counters, claims the next batch when this
+  // one is done (unless stopping), and commits. Returns the next claim.
+  std::optional<Claim> commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
+                                   std::size_t start, bool stopping, TimePoint now,
+                                   StepResult& result);
 
   void delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now, StepResult& result);
   void record_failure(ConsumerSpec& spec, const ClaimedItem& item, Failure failure,
@@ -105,13 +110,15 @@ class Deliverer {
                     TimePoint now, StepResult& result);
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
                  TimePoint next_attempt_at);
+  void add_counters(const ConsumerSpec& spec, const StepResult& result);
   void delete_delivery(std::int64_t consumer_id, std::int64_t seq);
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
+  // Upserts the (event, consumer) row. `scheduled_at` is when a backoff started (see schema.cpp).
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
-                      TimePoint next_attempt_at, std::optional<std::int64_t> claim_id,
-                      bool suspect, const char* reason, const std::string& error,
-                      std::optional<TimePoint> failed_at);
+                      TimePoint next_attempt_at, bool suspect, const char* reason,
+                      const std::string& error, std::optional<TimePoint> failed_at,
+                      TimePoint scheduled_at);
   void write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
                      const char* outcome, const std::string& error);
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
@@ -147,6 +154,7 @@ class Deliverer {
   SQLite::Statement find_inbox_;
   SQLite::Statement add_counters_;
   SQLite::Statement next_due_;
+  SQLite::Statement reanchor_retries_;
   SQLite::Statement savepoint_;
   SQLite::Statement release_savepoint_;
   SQLite::Statement rollback_savepoint_;

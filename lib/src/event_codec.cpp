@@ -33,7 +33,8 @@ Event read_event(SQLite::Statement& row, int first) {
   event.topic = row.getColumn(first + 2).getString();
   event.payload = row.getColumn(first + 3).getString();
   if (!row.getColumn(first + 4).isNull()) {
-    const auto headers = nlohmann::json::parse(row.getColumn(first + 4).getString(), nullptr, false);
+    const auto headers =
+        nlohmann::json::parse(row.getColumn(first + 4).getString(), nullptr, false);
     if (headers.is_object()) {
       for (const auto& [name, value] : headers.items()) {
         event.headers[name] = value.is_string() ? value.template get<std::string>() : value.dump();
@@ -62,7 +63,7 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
   }
   if (!nlohmann::json::accept(event.payload)) {
     try {
-      (void)nlohmann::json::parse(event.payload);
+      const auto ignored = nlohmann::json::parse(event.payload);
     } catch (const nlohmann::json::parse_error& e) {
       throw InvalidArgument("sluice: enqueue: the payload of a '" + event.topic +
                             "' event is not valid JSON: " + e.what());

@@ -9,11 +9,10 @@
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 
 namespace sluice {
 namespace {
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // One consumer's state for event `e`, given its consumer row `c`, its delivery row `d` and its
 // inbox row `i` (both LEFT JOINed).
@@ -35,8 +34,8 @@ const char* const kConsumerJoins =
     "LEFT JOIN sluice_inbox i ON i.consumer_id = c.id AND i.event_id = e.id";
 
 const std::set<std::string>& known_states() {
-  static const std::set<std::string> states = {"pending", "claimed",  "retrying",
-                                               "delivered", "dead", "discarded"};
+  static const std::set<std::string> states = {"pending",   "claimed", "retrying",
+                                               "delivered", "dead",    "discarded"};
   return states;
 }
 
@@ -63,7 +62,7 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
     }
     sql.where("e.seq > ?", {filter.after_seq});
     if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
-    if (filter.since) sql.where("e.created_at >= ?", {ms(*filter.since)});
+    if (filter.since) sql.where("e.created_at >= ?", {to_millis(*filter.since)});
     SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
                                      sql.clause() + " ORDER BY e.seq LIMIT " +
                                      std::to_string(filter.limit));
@@ -76,8 +75,8 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
 
 Event find_event(SQLite::Database& db, const std::string& event_id) {
   return guarded("find event", [&] {
-    SQLite::Statement select(db, std::string("SELECT ") + kEventColumns +
-                                     " FROM sluice_events e WHERE e.id = ?");
+    SQLite::Statement select(
+        db, std::string("SELECT ") + kEventColumns + " FROM sluice_events e WHERE e.id = ?");
     select.bind(1, event_id);
     if (!select.executeStep()) throw NotFound("sluice: no event with ID '" + event_id + "'");
     return read_event(select);

@@ -26,7 +26,8 @@ JsonLinesSink::JsonLinesSink(std::ostream& out, LogLevel min_level)
 void JsonLinesSink::write(LogLevel level, const std::string& message, const LogFields& fields) {
   if (level < min_level_) return;
   nlohmann::json record;
-  record["ts"] = format_rfc3339(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
+  record["ts"] =
+      format_rfc3339(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
   record["level"] = to_string(level);
   record["msg"] = message;
   for (const auto& [name, value] : fields) record[name] = value;

@@ -1,8 +1,7 @@
 #include "sluice/outbox.hpp"
 
-#include <sqlite3.h>
-
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
 #include "commit_signal.hpp"
 #include "event_codec.hpp"
@@ -55,14 +54,19 @@ struct Outbox::Impl {
     find_by_id.reset();
     find_by_id.bindNoCopy(1, id);
     if (find_by_id.executeStep()) {
-      return {EnqueueResult::Status::kDuplicateId, id, find_by_id.getColumn(0).getInt64()};
+      const std::int64_t seq = find_by_id.getColumn(0).getInt64();
+      find_by_id.reset();
+      return {EnqueueResult::Status::kDuplicateId, id, seq};
     }
     find_by_dedup_key.reset();
     find_by_dedup_key.bindNoCopy(1, event.topic);
     find_by_dedup_key.bindNoCopy(2, event.dedup_key);
     if (find_by_dedup_key.executeStep()) {
-      return {EnqueueResult::Status::kDuplicateDedupKey, find_by_dedup_key.getColumn(1).getString(),
-              find_by_dedup_key.getColumn(0).getInt64()};
+      EnqueueResult duplicate{EnqueueResult::Status::kDuplicateDedupKey,
+                              find_by_dedup_key.getColumn(1).getString(),
+                              find_by_dedup_key.getColumn(0).getInt64()};
+      find_by_dedup_key.reset();
+      return duplicate;
     }
     throw Error("sluice: enqueue: the event was neither stored nor found as a duplicate");
   }

@@ -7,12 +7,11 @@
 #include "crash_point.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
 namespace {
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 std::string describe(Duration d) {
   const long long seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
@@ -62,7 +61,7 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
   }
   return guarded("prune", [&] {
     const auto clock = options.clock ? options.clock : system_clock();
-    const std::int64_t cutoff = ms(clock->now() - retention);
+    const std::int64_t cutoff = to_millis(clock->now() - retention);
     std::vector<std::int64_t> consumers;
     {
       SQLite::Statement all(db, "SELECT id FROM sluice_consumers");

@@ -29,7 +29,8 @@ Duration RetryPolicy::backoff(int failed_attempt, std::int64_t event_seq) const 
       mix(seed ^ mix(static_cast<std::uint64_t>(event_seq) ^ mix(failed_attempt)));
   const double unit = static_cast<double>(h >> 11) / static_cast<double>(1ULL << 53);  // [0, 1)
   const double factor = 1.0 + jitter * (2.0 * unit - 1.0);
-  return Duration(static_cast<long long>(std::llround(base_delay_ms(*this, failed_attempt) * factor)));
+  return Duration(
+      static_cast<long long>(std::llround(base_delay_ms(*this, failed_attempt) * factor)));
 }
 
 Duration RetryPolicy::longest_span() const {

@@ -64,7 +64,9 @@ CREATE INDEX sluice_claims_consumer ON sluice_claims (consumer_id);
 
 -- (event, consumer) pairs off the happy path: waiting for a retry, a not-before time or an earlier
 -- event of their key (pending), taken by a worker (claimed), failed for good (dead), or a dead
--- letter an operator discarded (discarded, kept for audit).
+-- letter an operator discarded (discarded, kept for audit). A retry is due `next_attempt_at -
+-- scheduled_at` after it was scheduled: if the clock is set back, the worker moves both so the
+-- backoff still takes its own length, not the jump's.
 CREATE TABLE sluice_deliveries (
   consumer_id     INTEGER NOT NULL REFERENCES sluice_consumers (id),
   event_seq       INTEGER NOT NULL,
@@ -72,6 +74,7 @@ CREATE TABLE sluice_deliveries (
   key             TEXT,                     -- the event's ordering key, for per-key order
   attempts        INTEGER NOT NULL,
   next_attempt_at INTEGER NOT NULL,
+  scheduled_at    INTEGER NOT NULL DEFAULT 0,  -- when a retry's backoff started, see below
   claim_id        INTEGER,
   suspect         INTEGER NOT NULL DEFAULT 0,  -- its batch crashed: retried alone
   reason          TEXT,                     -- dead: permanent | exhausted | crashed

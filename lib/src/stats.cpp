@@ -7,11 +7,10 @@
 #include <sstream>
 
 #include "sqlite_error.hpp"
+#include "time_format.hpp"
 
 namespace sluice {
 namespace {
-
-std::int64_t ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // Per consumer: events past its cursor (never claimed yet), with the oldest one's creation time.
 const char* const kBacklog =
@@ -67,13 +66,15 @@ std::string label(const std::string& value) {
 std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& options) {
   return guarded("read stats", [&] {
     const auto clock = options.clock ? options.clock : system_clock();
-    const std::int64_t now = ms(clock->now());
+    const std::int64_t now = to_millis(clock->now());
     std::vector<ConsumerStats> all;
     SQLite::Statement consumers(
-        db, "SELECT id, name, cursor, delivered_total, retries_total FROM sluice_consumers "
-            "ORDER BY name");
-    SQLite::Statement topics(db, "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
-                                 "ORDER BY topic");
+        db,
+        "SELECT id, name, cursor, delivered_total, retries_total FROM sluice_consumers "
+        "ORDER BY name");
+    SQLite::Statement topics(db,
+                             "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
+                             "ORDER BY topic");
     SQLite::Statement backlog(db, kBacklog);
     SQLite::Statement claimed_fresh(db, kClaimedFresh);
     SQLite::Statement deliveries(db, kDeliveryCounts);
@@ -150,8 +151,8 @@ std::string metrics_text(SQLite::Database& db, const Options& options) {
     out << "# HELP " << metric.name << ' ' << metric.help << '\n';
     out << "# TYPE " << metric.name << ' ' << metric.type << '\n';
     for (const ConsumerStats& stats : all) {
-      out << metric.name << "{consumer=\"" << label(stats.consumer) << "\"} "
-          << metric.value(stats) << '\n';
+      out << metric.name << "{consumer=\"" << label(stats.consumer) << "\"} " << metric.value(stats)
+          << '\n';
     }
   }
   return out.str();

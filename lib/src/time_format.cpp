@@ -16,7 +16,7 @@ std::string format_rfc3339(TimePoint t) {
   const std::time_t tt = static_cast<std::time_t>(seconds);
   std::tm tm{};
   gmtime_r(&tt, &tm);
-  char buf[40];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ", tm.tm_year + 1900,
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
   return buf;

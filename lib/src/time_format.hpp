@@ -1,11 +1,15 @@
-// RFC 3339 text for stored times (UTC, millisecond precision).
+// Stored times: integer milliseconds, and RFC 3339 text (UTC, millisecond precision).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "sluice/clock.hpp"
 
 namespace sluice {
+
+// Milliseconds since the epoch: how sluice stores a time.
+inline std::int64_t to_millis(TimePoint t) { return t.time_since_epoch().count(); }
 
 // "2026-11-29T10:27:16.123Z"
 std::string format_rfc3339(TimePoint t);

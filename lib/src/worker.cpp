@@ -23,6 +23,11 @@ namespace {
 constexpr Duration kFirstStorageBackoff = std::chrono::milliseconds(10);
 constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 
+// Pause after a busy batch. SQLite's lock is not fair: a worker that begins its next transaction
+// right after committing can starve the app's writers, which poll for the lock (every 50 us at
+// first, see database.cpp). A gap longer than their poll lets them in.
+constexpr std::chrono::microseconds kPauseBetweenBatches(100);
+
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
   return a.mode == b.mode && a.ordered == b.ordered && a.start_from == b.start_from &&
          a.retry.has_value() == b.retry.has_value();
@@ -47,7 +52,8 @@ struct Worker::Impl {
       db = borrowed;
       ensure_schema(*db);
     }
-    deliverer = guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
+    deliverer =
+        guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
     signal = CommitSignal::of(*db);
     data_version = std::make_unique<SQLite::Statement>(*db, "PRAGMA data_version");
   }
@@ -87,9 +93,8 @@ struct Worker::Impl {
   bool round(bool stopping, DrainResult& totals) {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
-      const StepResult step = guarded("deliver", [&] {
-        return deliverer->step(consumer.spec, consumer.in_hand, stopping);
-      });
+      const StepResult step = guarded(
+          "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;
@@ -136,6 +141,7 @@ struct Worker::Impl {
         const long long version_before = read_data_version();
         if (round(false, ignored)) {
           storage_backoff = kFirstStorageBackoff;
+          std::this_thread::sleep_for(kPauseBetweenBatches);
           continue;
         }
         // Idle: sleep until a commit in this process, another process's commit (data_version),

@@ -8,7 +8,8 @@ WriteTransaction::WriteTransaction(SQLite::Database& db) : db_(db) { db_.exec("B
 
 WriteTransaction::~WriteTransaction() {
   // A failed COMMIT may already have rolled back; ROLLBACK then reports "no transaction".
-  if (open_ && in_transaction(db_)) sqlite3_exec(db_.getHandle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (open_ && in_transaction(db_))
+    sqlite3_exec(db_.getHandle(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 void WriteTransaction::commit() {

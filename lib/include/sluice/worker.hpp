@@ -45,8 +45,8 @@ class Worker {
                  const ConsumerOptions& options = {});
 
   // As subscribe(), for an outside-transaction consumer that takes whole batches.
-  void subscribe_batch(const std::string& consumer, const std::string& topic,
-                       BatchHandler handler, ConsumerOptions options = {});
+  void subscribe_batch(const std::string& consumer, const std::string& topic, BatchHandler handler,
+                       ConsumerOptions options = {});
 
   // Starts delivering on a background thread. It wakes at once on a commit made through an
   // Outbox in this process and polls for other processes' commits every poll_interval.

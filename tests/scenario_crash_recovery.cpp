@@ -1,0 +1,147 @@
+// A process that dies during delivery: its claim counts as a crashed attempt, suspects are retried
+// one at a time, and a poison event that kills the process reaches the dead letters.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "support/fixture.hpp"
+
+using namespace sluice;
+using sluice::test::count;
+using sluice::test::Fixture;
+using sluice::test::recording;
+
+namespace {
+
+Options fast_retry(Options options) {
+  options.retry.initial_backoff = std::chrono::milliseconds(0);
+  options.retry.max_backoff = std::chrono::milliseconds(0);
+  options.batch_size = 10;
+  return options;
+}
+
+// Runs a worker in a child process whose handler aborts on the poison payload. Returns true if
+// the child died of the abort.
+bool child_crashed(const std::string& path, const Options& options) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    signal(SIGABRT, SIG_DFL);  // die of the abort, without the test runner's report
+    try {
+      Worker worker(path, options);
+      worker.subscribe("c", "t", [](const Event& e, Context& ctx) {
+        recording("c")(e, ctx);
+        if (e.payload == R"({"poison":true})") std::abort();
+      });
+      worker.run_until_idle();
+      _exit(0);
+    } catch (...) {
+      _exit(3);
+    }
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE((WIFSIGNALED(status) || WEXITSTATUS(status) == 0));
+  return WIFSIGNALED(status);
+}
+
+}  // namespace
+
+TEST_CASE("a poison event that kills the process is dead-lettered as crashed after max attempts") {
+  Fixture f(true);
+  const Options options = fast_retry(f.options);
+  const std::string path = f.dir.file("app.db");
+  {
+    Worker registrar(path, options);
+    registrar.subscribe("c", "t", recording("c"));
+  }
+  for (int i = 0; i < 10; ++i) f.publish("t", i == 4 ? R"({"poison":true})" : "{}");
+  int crashes = 0;
+  while (child_crashed(path, options)) {
+    ++crashes;
+    REQUIRE(crashes <= options.retry.max_attempts);
+  }
+  CHECK(crashes == options.retry.max_attempts);
+  const auto letters = list_dead_letters(f.db, {});
+  REQUIRE(letters.size() == 1);
+  CHECK(letters[0].reason == "crashed");
+  CHECK(letters[0].attempts == options.retry.max_attempts);
+  CHECK(count(f.db, "applied") == 9);
+  CHECK(count(f.db, "applied", "event_id = '" + letters[0].event_id + "'") == 0);
+  CHECK(count(f.db, "sluice_claims") == 0);
+}
+
+TEST_CASE("an abandoned claim counts as a crashed attempt and its events are delivered after") {
+  Fixture f(true);
+  const Options options = fast_retry(f.options);
+  const std::string path = f.dir.file("app.db");
+  Worker worker(path, options);
+  worker.subscribe("c", "t", recording("c"));
+  for (int i = 0; i < 3; ++i) f.publish("t");
+  // A claim left by a process that no longer exists.
+  f.db.exec(
+      "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, lease_until, "
+      "created_at) SELECT id, '999999999:1:dead', 999999999, cursor, cursor + 3, 0, 0 "
+      "FROM sluice_consumers");
+  f.db.exec("UPDATE sluice_consumers SET cursor = cursor + 3");
+  const DrainResult result = worker.run_until_idle();
+  CHECK(result.delivered == 3);
+  CHECK(count(f.db, "applied") == 3);
+  CHECK(count(f.db, "sluice_attempts", "outcome = 'crashed'") == 3);
+  CHECK(count(f.db, "sluice_claims") == 0);
+  CHECK(consumer_stats(f.db, options)[0].retries_total == 3);
+}
+
+namespace {
+
+// The owner string sluice writes for a process: "pid:start time:token".
+std::string owner_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) fields >> field;
+  return std::to_string(pid) + ":" + field + ":token";
+}
+
+}  // namespace
+
+TEST_CASE("a claim of a live process is never taken over, even long past its lease") {
+  Fixture f(true);
+  const std::string path = f.dir.file("app.db");
+  Worker worker(path, fast_retry(f.options));
+  worker.subscribe("c", "t", recording("c"), {.ordered = true});
+  f.publish("t", "{}", "k");
+  int gate[2];
+  REQUIRE(pipe(gate) == 0);
+  const pid_t holder = fork();
+  REQUIRE(holder >= 0);
+  if (holder == 0) {
+    close(gate[1]);
+    char byte;
+    (void)!read(gate[0], &byte, 1);  // alive until the parent closes the pipe
+    _exit(0);
+  }
+  close(gate[0]);
+  f.db.exec(
+      "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, lease_until, "
+      "created_at) SELECT id, '" +
+      owner_of(holder) + "', " + std::to_string(holder) +
+      ", cursor, cursor + 1, 0, 0 FROM sluice_consumers");
+  f.db.exec("UPDATE sluice_consumers SET cursor = cursor + 1");
+  f.clock->advance(std::chrono::hours(1));
+  CHECK(worker.run_until_idle().delivered == 0);
+  CHECK(count(f.db, "sluice_attempts", "outcome = 'crashed'") == 0);
+  CHECK(count(f.db, "sluice_claims") == 1);
+
+  close(gate[1]);
+  int status = 0;
+  REQUIRE(waitpid(holder, &status, 0) == holder);
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(count(f.db, "sluice_attempts", "outcome = 'crashed'") == 1);
+  CHECK(count(f.db, "applied") == 1);
+}

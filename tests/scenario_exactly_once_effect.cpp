@@ -1,0 +1,179 @@
+// At-least-once delivery, exactly-once effect: failures and redeliveries never apply an event
+// twice, and a failed attempt leaves no trace.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "support/fixture.hpp"
+
+using namespace sluice;
+using sluice::test::count;
+using sluice::test::Fixture;
+using sluice::test::recording;
+using std::chrono::seconds;
+
+TEST_CASE("a handler that throws after its write leaves no trace and applies once on retry") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("billing", "order.placed", [&](const Event& e, Context& ctx) {
+    recording("billing")(e, ctx);
+    if (++calls == 1) throw std::runtime_error("payment gateway timed out");
+  });
+  f.publish("order.placed");
+  CHECK(worker.run_until_idle().retried == 1);
+  CHECK(count(f.db, "applied") == 0);
+  CHECK(count(f.db, "sluice_inbox") == 0);
+  f.clock->advance(seconds(1));
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(calls == 2);
+  CHECK(count(f.db, "applied") == 1);
+}
+
+TEST_CASE("a redelivered event that was already seen has no effect") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("billing", "t", recording("billing"));
+  f.publish("t");
+  f.publish("t");
+  worker.run_until_idle();
+  // Redeliver everything: rewind the consumer as a lost acknowledgement would.
+  f.db.exec("UPDATE sluice_consumers SET cursor = 0");
+  worker.run_until_idle();
+  CHECK(count(f.db, "applied") == 2);
+  CHECK(count(f.db, "sluice_inbox") == 2);
+}
+
+TEST_CASE("fan-out: one consumer's failures never delay, repeat or dead-letter another's") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("billing", "order.placed", recording("billing"));
+  worker.subscribe("email", "order.placed",
+                   [](const Event&, Context&) { throw std::runtime_error("smtp down"); });
+  for (int i = 0; i < 5; ++i) f.publish("order.placed");
+  for (int round = 0; round < 4; ++round) {
+    worker.run_until_idle();
+    f.clock->advance(seconds(60));
+  }
+  CHECK(count(f.db, "applied", "consumer = 'billing'") == 5);
+  CHECK(count(f.db, "sluice_deliveries", "state = 'dead'") == 5);
+  const auto stats = consumer_stats(f.db, f.options);
+  REQUIRE(stats.size() == 2);
+  CHECK(stats[0].consumer == "billing");
+  CHECK(stats[0].dead == 0);
+  CHECK(stats[0].retries_total == 0);
+  CHECK(stats[0].delivered_total == 5);
+  CHECK(stats[1].dead == 5);
+}
+
+TEST_CASE("the backoff schedule holds under the manual clock") {
+  Fixture f;
+  f.options.retry.max_attempts = 4;
+  Worker worker(f.db, f.options);
+  std::vector<TimePoint> attempts;
+  worker.subscribe("c", "t", [&](const Event&, Context&) {
+    attempts.push_back(f.clock->now());
+    throw std::runtime_error("still failing");
+  });
+  const TimePoint start = f.clock->now();
+  f.publish("t");
+  for (int ms = 0; ms <= 8000; ms += 250) {
+    f.clock->set(start + std::chrono::milliseconds(ms));
+    worker.run_until_idle();
+  }
+  REQUIRE(attempts.size() == 4);
+  CHECK(attempts[1] - attempts[0] == seconds(1));
+  CHECK(attempts[2] - attempts[1] == seconds(2));
+  CHECK(attempts[3] - attempts[2] == seconds(4));
+}
+
+TEST_CASE("a permanent error is dead-lettered at once") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("c", "t", [&](const Event&, Context&) {
+    ++calls;
+    throw PermanentError("order 42 does not exist");
+  });
+  f.publish("t");
+  CHECK(worker.run_until_idle().dead_lettered == 1);
+  f.clock->advance(std::chrono::hours(1));
+  worker.run_until_idle();
+  CHECK(calls == 1);
+  const auto letters = list_dead_letters(f.db, {});
+  REQUIRE(letters.size() == 1);
+  CHECK(letters[0].reason == "permanent");
+  CHECK(letters[0].attempts == 1);
+  CHECK(letters[0].last_error == "order 42 does not exist");
+  CHECK(letters[0].first_failed_at == f.clock->now() - std::chrono::hours(1));
+}
+
+TEST_CASE("an event that keeps failing is dead-lettered as exhausted after max attempts") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("c", "t", [&](const Event&, Context&) {
+    ++calls;
+    throw std::runtime_error("attempt " + std::to_string(calls) + " failed");
+  });
+  f.publish("t");
+  for (int i = 0; i < 10; ++i) {
+    worker.run_until_idle();
+    f.clock->advance(seconds(30));
+  }
+  CHECK(calls == f.options.retry.max_attempts);
+  const auto letters = list_dead_letters(f.db, {});
+  REQUIRE(letters.size() == 1);
+  CHECK(letters[0].reason == "exhausted");
+  CHECK(letters[0].attempts == f.options.retry.max_attempts);
+  CHECK(letters[0].last_error == "attempt 3 failed");
+  CHECK(letters[0].last_failed_at > letters[0].first_failed_at);
+  CHECK(count(f.db, "sluice_attempts", "outcome = 'retry'") == 2);
+  CHECK(count(f.db, "sluice_attempts", "outcome = 'exhausted'") == 1);
+}
+
+TEST_CASE("two connections delivering one file at once apply each event exactly once") {
+  Fixture f(true);
+  const std::string path = f.dir.file("app.db");
+  constexpr int kEvents = 3000;
+  {
+    SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+    for (int i = 0; i < kEvents; ++i) f.outbox.enqueue({.topic = "t"});
+    tx.commit();
+  }
+  Options options = f.options;
+  options.batch_size = 64;
+  auto deliver = [&] {
+    Worker worker(path, options);
+    worker.subscribe("c", "t", recording("c"), {.start_from = StartFrom::kOldest});
+    worker.run_until_idle();
+  };
+  std::thread first(deliver);
+  std::thread second(deliver);
+  first.join();
+  second.join();
+  CHECK(count(f.db, "applied") == kEvents);
+  CHECK(f.db.execAndGet("SELECT count(*) FROM (SELECT event_id FROM applied GROUP BY event_id "
+                        "HAVING count(*) > 1)")
+            .getInt() == 0);
+  CHECK(count(f.db, "sluice_claims") == 0);
+}
+
+TEST_CASE("after the clock is set back an hour a retry still waits only its backoff") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("c", "t", [&](const Event&, Context& ctx) {
+    ++calls;
+    if (ctx.attempt() == 1) throw std::runtime_error("first attempt fails");
+  });
+  f.publish("t");
+  worker.run_until_idle();
+  REQUIRE(calls == 1);
+  f.clock->advance(-std::chrono::hours(1));
+  worker.run_until_idle();
+  CHECK(calls == 1);
+  f.clock->advance(seconds(1));
+  worker.run_until_idle();
+  CHECK(calls == 2);
+}

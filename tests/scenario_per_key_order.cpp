@@ -1,0 +1,113 @@
+// Per-key ordering: events with one key are handled in enqueue order; a retry holds back only its
+// own key; a dead letter parks its key until it is replayed or discarded.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "support/fixture.hpp"
+
+using namespace sluice;
+using sluice::test::count;
+using sluice::test::Fixture;
+using std::chrono::seconds;
+
+namespace {
+
+struct OrderedRun {
+  explicit OrderedRun(Fixture& fixture) : f(fixture), worker(f.db, f.options) {
+    worker.subscribe("ledger", "t",
+                     [this](const Event& e, Context&) {
+                       if (failing.count(e.payload) > 0) {
+                         if (permanent) throw PermanentError("rejected " + e.payload);
+                         failing.erase(e.payload);
+                         throw std::runtime_error("transient " + e.payload);
+                       }
+                       order.push_back(e.payload);
+                     },
+                     {.ordered = true});
+  }
+  void publish(const std::string& key, const std::string& name) {
+    f.publish("t", "\"" + name + "\"", key);
+  }
+  Fixture& f;
+  Worker worker;
+  std::set<std::string> failing;
+  bool permanent = false;
+  std::vector<std::string> order;
+};
+
+}  // namespace
+
+TEST_CASE("an event waiting for its retry holds back only later events of its key") {
+  Fixture f;
+  OrderedRun run(f);
+  run.failing = {"\"a1\""};
+  run.publish("A", "a1");
+  run.publish("B", "b1");
+  run.publish("A", "a2");
+  run.publish("A", "a3");
+  run.publish("B", "b2");
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"b1\"", "\"b2\""});
+  run.publish("A", "a4");
+  run.publish("B", "b3");
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"b1\"", "\"b2\"", "\"b3\""});
+  f.clock->advance(seconds(1));
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"b1\"", "\"b2\"", "\"b3\"", "\"a1\"", "\"a2\"",
+                                              "\"a3\"", "\"a4\""});
+}
+
+TEST_CASE("a dead letter parks its key until discarded; other keys keep flowing") {
+  Fixture f;
+  OrderedRun run(f);
+  run.failing = {"\"a1\""};
+  run.permanent = true;
+  run.publish("A", "a1");
+  run.publish("A", "a2");
+  run.publish("B", "b1");
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"b1\""});
+  CHECK(consumer_stats(f.db, f.options)[0].parked_keys == 1);
+  f.clock->advance(std::chrono::hours(1));
+  run.worker.run_until_idle();
+  CHECK(run.order.size() == 1);
+  CHECK(discard_dead_letters(f.db, {}, "a1 was a test order", f.options) == 1);
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"b1\"", "\"a2\""});
+  CHECK(consumer_stats(f.db, f.options)[0].parked_keys == 0);
+}
+
+TEST_CASE("a replayed dead letter is handled before the events its key held back") {
+  Fixture f;
+  OrderedRun run(f);
+  run.failing = {"\"a1\""};
+  run.permanent = true;
+  run.publish("A", "a1");
+  run.publish("A", "a2");
+  run.worker.run_until_idle();
+  CHECK(run.order.empty());
+  run.failing.clear();
+  CHECK(replay_dead_letters(f.db, {}, f.options) == 1);
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"a1\"", "\"a2\""});
+}
+
+TEST_CASE("an unordered consumer does not hold keys back") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::vector<std::string> order;
+  bool failed = false;
+  worker.subscribe("fast", "t", [&](const Event& e, Context&) {
+    if (!failed) {
+      failed = true;
+      throw std::runtime_error("once");
+    }
+    order.push_back(e.payload);
+  });
+  f.publish("t", "1", "A");
+  f.publish("t", "2", "A");
+  worker.run_until_idle();
+  CHECK(order == std::vector<std::string>{"2"});
+}

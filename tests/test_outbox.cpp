@@ -1,0 +1,126 @@
+#include <doctest/doctest.h>
+
+#include "support/fixture.hpp"
+
+using namespace sluice;
+using sluice::test::count;
+using sluice::test::Fixture;
+
+TEST_CASE("enqueue refuses to run without the caller's transaction") {
+  Fixture f;
+  CHECK_THROWS_AS(f.outbox.enqueue({.topic = "t"}), TransactionError);
+  CHECK(count(f.db, "sluice_events") == 0);
+}
+
+TEST_CASE("rollback drops the event together with the domain write") {
+  Fixture f;
+  {
+    SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+    f.db.exec("INSERT INTO applied (event_id, consumer) VALUES ('order-1', 'app')");
+    f.outbox.enqueue({.topic = "order.placed", .payload = R"({"order":1})"});
+  }  // destroyed without commit: rolled back
+  CHECK(count(f.db, "applied") == 0);
+  CHECK(count(f.db, "sluice_events") == 0);
+  {
+    SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+    f.db.exec("INSERT INTO applied (event_id, consumer) VALUES ('order-1', 'app')");
+    f.outbox.enqueue({.topic = "order.placed", .payload = R"({"order":1})"});
+    tx.commit();
+  }
+  CHECK(count(f.db, "applied") == 1);
+  CHECK(count(f.db, "sluice_events") == 1);
+}
+
+TEST_CASE("a duplicate event ID writes nothing, names the original and keeps the transaction") {
+  Fixture f;
+  const EnqueueResult first = f.outbox.enqueue_now({.topic = "t", .id = "req-42"});
+  CHECK_FALSE(first.duplicate());
+  SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+  const EnqueueResult again = f.outbox.enqueue({.topic = "t", .payload = "[2]", .id = "req-42"});
+  CHECK(again.status == EnqueueResult::Status::kDuplicateId);
+  CHECK(again.id == "req-42");
+  CHECK(again.seq == first.seq);
+  f.db.exec("INSERT INTO applied (event_id, consumer) VALUES ('x', 'app')");
+  tx.commit();
+  CHECK(count(f.db, "sluice_events") == 1);
+  CHECK(count(f.db, "applied") == 1);
+}
+
+TEST_CASE("a dedup key already used in the topic is a duplicate; in another topic it is not") {
+  Fixture f;
+  const auto paid = f.outbox.enqueue_now({.topic = "order.paid", .dedup_key = "order-42:paid"});
+  const auto again = f.outbox.enqueue_now({.topic = "order.paid", .dedup_key = "order-42:paid"});
+  CHECK(again.status == EnqueueResult::Status::kDuplicateDedupKey);
+  CHECK(again.id == paid.id);
+  const auto other = f.outbox.enqueue_now({.topic = "audit", .dedup_key = "order-42:paid"});
+  CHECK_FALSE(other.duplicate());
+  CHECK(count(f.db, "sluice_events") == 2);
+}
+
+TEST_CASE("bad input is refused with a clear error and nothing written") {
+  Fixture f;
+  Options small = f.options;
+  small.max_payload_bytes = 16;
+  Outbox limited(f.db, small);
+  CHECK_THROWS_WITH_AS(f.outbox.enqueue_now({.topic = ""}), doctest::Contains("topic is empty"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(f.outbox.enqueue_now({.topic = "t", .payload = "{\"a\":"}),
+                       doctest::Contains("not valid JSON"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(limited.enqueue_now({.topic = "t", .payload = R"({"text":"far too long"})"}),
+                       doctest::Contains("limit is 16"), InvalidArgument);
+  CHECK_THROWS_AS(f.outbox.enqueue_now({.topic = "t", .key = std::string("a\nb")}),
+                  InvalidArgument);
+  CHECK(count(f.db, "sluice_events") == 0);
+}
+
+TEST_CASE("enqueue_batch validates every event before writing any") {
+  Fixture f;
+  SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+  CHECK_THROWS_AS(f.outbox.enqueue_batch({{.topic = "t"}, {.topic = "t", .payload = "nope"}}),
+                  InvalidArgument);
+  const auto results = f.outbox.enqueue_batch({{.topic = "a"}, {.topic = "b"}, {.topic = "c"}});
+  tx.commit();
+  REQUIRE(results.size() == 3);
+  CHECK(results[0].seq < results[1].seq);
+  CHECK(results[1].seq < results[2].seq);
+  CHECK(count(f.db, "sluice_events") == 3);
+}
+
+TEST_CASE("headers, key, dedup key and not-before are stored as given") {
+  Fixture f;
+  const TimePoint later = f.clock->now() + std::chrono::minutes(5);
+  const auto stored = f.outbox.enqueue_now({.topic = "t",
+                                            .payload = R"({"x":1})",
+                                            .headers = {{"trace", "abc"}},
+                                            .key = "order-7",
+                                            .dedup_key = "d-1",
+                                            .not_before = later});
+  const Event event = find_event(f.db, stored.id);
+  CHECK(event.headers.at("trace") == "abc");
+  CHECK(event.key == "order-7");
+  CHECK(event.dedup_key == "d-1");
+  CHECK(event.not_before == later);
+  CHECK(event.created_at == f.clock->now());
+  CHECK(event.payload == R"({"x":1})");
+}
+
+TEST_CASE("receive stores the first arrival of an ID and acknowledges later ones as duplicates") {
+  Fixture f;
+  CHECK_THROWS_AS(f.outbox.receive({.topic = "t"}), InvalidArgument);
+  const auto first = f.outbox.receive({.topic = "t", .id = "remote-1"});
+  const auto second = f.outbox.receive({.topic = "t", .id = "remote-1"});
+  CHECK_FALSE(first.duplicate());
+  CHECK(second.status == EnqueueResult::Status::kDuplicateId);
+  CHECK(count(f.db, "sluice_events") == 1);
+}
+
+TEST_CASE("generated IDs are unique and increase in generation order") {
+  const TimePoint t{std::chrono::milliseconds(1'700'000'000'000)};
+  std::string previous;
+  for (int i = 0; i < 10000; ++i) {
+    const std::string id = generate_event_id(t);
+    CHECK(id.size() == 26);
+    CHECK(id > previous);
+    previous = id;
+  }
+}

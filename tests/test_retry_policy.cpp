@@ -1,0 +1,61 @@
+#include <doctest/doctest.h>
+
+#include "sluice/error.hpp"
+#include "sluice/retry_policy.hpp"
+
+using namespace sluice;
+using std::chrono::milliseconds;
+
+TEST_CASE("without jitter the backoff doubles from the initial delay up to the cap") {
+  RetryPolicy policy;
+  policy.initial_backoff = milliseconds(100);
+  policy.max_backoff = milliseconds(1000);
+  policy.jitter = 0;
+  CHECK(policy.backoff(1, 7) == milliseconds(100));
+  CHECK(policy.backoff(2, 7) == milliseconds(200));
+  CHECK(policy.backoff(3, 7) == milliseconds(400));
+  CHECK(policy.backoff(4, 7) == milliseconds(800));
+  CHECK(policy.backoff(5, 7) == milliseconds(1000));
+  CHECK(policy.backoff(30, 7) == milliseconds(1000));
+}
+
+TEST_CASE("jitter stays within its band and is reproducible for a seed") {
+  RetryPolicy policy;
+  policy.initial_backoff = milliseconds(1000);
+  policy.jitter = 0.2;
+  bool varied = false;
+  for (std::int64_t seq = 1; seq <= 200; ++seq) {
+    const auto delay = policy.backoff(1, seq);
+    CHECK(delay >= milliseconds(800));
+    CHECK(delay <= milliseconds(1200));
+    CHECK(delay == policy.backoff(1, seq));
+    varied = varied || delay != policy.backoff(1, 1);
+  }
+  CHECK(varied);
+  RetryPolicy other = policy;
+  other.seed = policy.seed + 1;
+  int differing = 0;
+  for (std::int64_t seq = 1; seq <= 50; ++seq) {
+    differing += other.backoff(1, seq) != policy.backoff(1, seq);
+  }
+  CHECK(differing > 40);
+}
+
+TEST_CASE("longest_span sums every delay at full jitter") {
+  RetryPolicy policy;
+  policy.max_attempts = 4;
+  policy.initial_backoff = milliseconds(1000);
+  policy.jitter = 0.5;
+  CHECK(policy.longest_span() == milliseconds((1000 + 2000 + 4000) * 3 / 2));
+  policy.max_attempts = 1;
+  CHECK(policy.longest_span() == milliseconds(0));
+}
+
+TEST_CASE("validate names the field out of range") {
+  RetryPolicy policy;
+  policy.max_attempts = 0;
+  CHECK_THROWS_WITH_AS(policy.validate(), doctest::Contains("max_attempts"), InvalidArgument);
+  policy = RetryPolicy{};
+  policy.jitter = 1.5;
+  CHECK_THROWS_WITH_AS(policy.validate(), doctest::Contains("jitter"), InvalidArgument);
+}

@@ -1,0 +1,179 @@
+// Scenario 9: damaged and hostile files (flipped bytes, truncation, a non-SQLite file, a newer
+// schema) handed to open, stats, delivery and the CLI: each gives a sluice::Error or succeeds,
+// never a crash or sanitizer report, and the file is never deleted or recreated.
+#include <SQLiteCpp/Statement.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sluice/sluice.hpp>
+#include <sstream>
+
+#include "child_process.hpp"
+#include "in_process_pipeline.hpp"
+#include "scenario.hpp"
+#include "temp_dir.hpp"
+
+namespace sluice::torture {
+
+namespace {
+
+constexpr int kExitNonSluiceException = 2;
+constexpr int kExitUnknownException = 3;
+constexpr int kSanitizerExitCode = 99;
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_all(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A populated sluice file: delivered events, a retrying one, a dead letter.
+std::string build_template(const TempDir& dir) {
+  const std::string path = dir.file("template.db");
+  InProcessPipeline pipeline(path);
+  pipeline.enqueue(40);
+  pipeline.enqueue(3, true);
+  pipeline.drain();
+  pipeline.enqueue(10);
+  SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  return path;
+}
+
+// Makes the file claim a schema version newer than this library's.
+void make_newer_schema(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  const int newer = schema_version() + 1;
+  db.exec("UPDATE sluice_meta SET value = " + std::to_string(newer) +
+          " WHERE name = 'schema_version'");
+}
+
+std::string damage(const std::string& template_bytes, const std::string& path, int kind,
+                   std::mt19937_64& rng) {
+  std::string bytes = template_bytes;
+  switch (kind) {
+    case 0: {
+      const int flips = 1 + static_cast<int>(rng() % 16);
+      for (int i = 0; i < flips; ++i)
+        bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
+      write_all(path, bytes);
+      return "flipped bytes";
+    }
+    case 1:
+      bytes.resize(rng() % bytes.size());
+      write_all(path, bytes);
+      return "truncated";
+    case 2: {
+      std::string junk(1 + rng() % 20000, '\0');
+      for (char& c : junk) c = static_cast<char>(rng());
+      write_all(path, rng() % 2 ? junk : "this is not a database\n" + junk);
+      return "not SQLite";
+    }
+    case 3: {
+      const std::size_t page = 4096;
+      const std::size_t at = (1 + rng() % std::max<std::size_t>(1, bytes.size() / page - 1)) * page;
+      for (std::size_t i = at; i < std::min(bytes.size(), at + page); ++i)
+        bytes[i] = static_cast<char>(rng());
+      write_all(path, bytes);
+      return "garbled page";
+    }
+    default:
+      write_all(path, bytes);
+      make_newer_schema(path);
+      return "newer schema";
+  }
+}
+
+// In a forked child: open, stats, metrics, inspect and deliver on the file. Exit 0 when every
+// step either worked or raised a sluice::Error.
+[[noreturn]] void exercise(const std::string& path) {
+  int rc = 0;
+  try {
+    Options options;
+    options.busy_timeout = std::chrono::milliseconds(200);
+    try {
+      SQLite::Database db = open_database(path, options, OpenMode::kExisting);
+      auto step = [&](auto&& f) {
+        try {
+          f();
+        } catch (const Error&) {
+        }
+      };
+      step([&] { stored_schema_version(db); });
+      step([&] { InProcessPipeline::deliver_once(db, options); });
+      step([&] {
+        Outbox outbox(db, options);
+        NewEvent e;
+        e.topic = kInProcessTopic;
+        outbox.enqueue_now(e);
+      });
+    } catch (const Error&) {
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "corrupt file: non-sluice exception: %s\n", e.what());
+    rc = kExitNonSluiceException;
+  } catch (...) {
+    rc = kExitUnknownException;
+  }
+  ::_exit(rc);
+}
+
+}  // namespace
+
+ScenarioResult run_corrupt_files(const SuiteConfig& config) {
+  ScenarioResult result("9 corrupt/hostile files");
+  TempDir dir;
+  const std::string template_bytes = read_all(build_template(dir));
+  std::mt19937_64 rng(config.seed * 139);
+  const std::string path = dir.file("victim.db");
+  long long cli_runs = 0;
+  for (long long i = 0; i < config.count(60, 1000); ++i) {
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::remove(path + "-shm");
+    const std::string kind = damage(template_bytes, path, static_cast<int>(i % 5), rng);
+    struct stat before {};
+    ::stat(path.c_str(), &before);
+    const pid_t pid = ::fork();
+    if (pid == 0) exercise(path);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ++result.runs;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      result.fail(kind + " file: library child ended with " + describe_status(status));
+    }
+    if (!config.cli_exe.empty()) {
+      for (const char* command : {"stats", "check", "dead-letters"}) {
+        ChildProcess cli(
+            config.cli_exe, {command, path},
+            {{"ASAN_OPTIONS", "exitcode=99"}, {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=99"}});
+        const int cli_status = cli.wait();
+        ++cli_runs;
+        if (WIFSIGNALED(cli_status) ||
+            (WIFEXITED(cli_status) && WEXITSTATUS(cli_status) == kSanitizerExitCode)) {
+          result.fail(kind + " file: `sluice " + command + "` ended with " +
+                      describe_status(cli_status));
+        }
+      }
+    }
+    struct stat after {};
+    if (::stat(path.c_str(), &after) != 0 || after.st_ino != before.st_ino) {
+      result.fail(kind + " file was deleted or recreated");
+    } else if (after.st_size == 0 && before.st_size != 0) {
+      result.fail(kind + " file was emptied");
+    }
+  }
+  result.notes =
+      "library cases=" + std::to_string(result.runs) + ", CLI runs=" + std::to_string(cli_runs);
+  return result;
+}
+
+}  // namespace sluice::torture

@@ -1,0 +1,34 @@
+// The process harness: progress is read from the child's pipe, kill -9 ends it, and a child
+// that exits by itself is reaped with its status.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include "child_process.hpp"
+
+namespace sluice::torture {
+namespace {
+
+TEST_CASE("child process reports progress and dies by kill -9") {
+  ChildProcess child("/bin/sh", {"-c", "printf abcde; exec cat"});
+  REQUIRE(child.wait_progress(5));
+  const int status = child.kill9();
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  CHECK(describe_status(status) == "signal 9");
+}
+
+TEST_CASE("child process wait_progress gives up on a child that stalls") {
+  ChildProcess child("/bin/sh", {"-c", "printf a; exec cat"});
+  CHECK_FALSE(child.wait_progress(2, std::chrono::milliseconds(50)));
+  CHECK(child.progress() == 1);
+}
+
+TEST_CASE("child process that exits early ends progress and keeps its exit code") {
+  ChildProcess child("/bin/sh", {"-c", "printf ab; exit 3"}, {{"UNUSED_TORTURE_VAR", "1"}});
+  CHECK_FALSE(child.wait_progress(10));
+  CHECK(child.progress() == 2);
+  CHECK(describe_status(child.wait()) == "exit 3");
+}
+
+}  // namespace
+}  // namespace sluice::torture

@@ -1,0 +1,121 @@
+// Library bugs the torture suite found, each pinned by the smallest test that shows it.
+#include <doctest/doctest.h>
+
+#include <sluice/sluice.hpp>
+
+#include "temp_dir.hpp"
+
+namespace sluice::torture {
+namespace {
+
+// Deliverer::has_work() steps its SELECT and returns without reset(), so the worker's connection
+// keeps a read transaction open, through the claim's BEGIN IMMEDIATE ... COMMIT and after it.
+// When any other connection commits while that snapshot is held (here: during an
+// outside-transaction handler), the worker's next BEGIN IMMEDIATE must upgrade the stale
+// snapshot and fails at once with SQLITE_BUSY_SNAPSHOT (517), whatever the busy timeout. Under
+// the torture suite's kill scenario (producer thread + started worker) this shows as endless
+// "worker step failed ... code 517" and "could not release its claim on stop", and
+// run_until_idle() throwing DatabaseError 517 to the caller.
+TEST_CASE(
+    "regression: has_work leaves a stale read snapshot, next write fails with BUSY_SNAPSHOT") {
+  TempDir dir;
+  const std::string path = dir.file("snapshot.db");
+  SQLite::Database producer = open_database(path);
+  Outbox outbox(producer);
+  int delivered = 0;
+  Worker worker(path);
+  ConsumerOptions outside;
+  outside.mode = DeliveryMode::kOutsideTransaction;
+  worker.subscribe(
+      "c0", "t",
+      [&](const Event&, Context&) {
+        ++delivered;
+        NewEvent other;
+        other.topic = "unrelated";
+        outbox.enqueue_now(other);
+      },
+      outside);
+  NewEvent e;
+  e.topic = "t";
+  outbox.enqueue_now(e);
+  int code = 0;
+  try {
+    worker.run_until_idle();
+  } catch (const DatabaseError& error) {
+    code = error.code();
+  }
+  CHECK(code == 0);
+  CHECK(delivered == 1);
+}
+
+// Outbox's duplicate lookup (find_duplicate: find_by_id / find_by_dedup_key) steps its SELECT
+// and returns without reset(), so after a duplicate the producer's connection keeps a read
+// transaction open past COMMIT. Once another connection commits, the producer's next write
+// (enqueue_now, receive) must upgrade that stale snapshot and fails at once with
+// SQLITE_BUSY_SNAPSHOT, or with SQLITE_BUSY without waiting for busy_timeout while another
+// writer holds the lock. The contention scenario saw "receive: database is locked (code 5)"
+// reach the caller of an ingesting process.
+TEST_CASE("regression: a duplicate enqueue leaves a stale read snapshot, next enqueue fails") {
+  TempDir dir;
+  const std::string path = dir.file("duplicate.db");
+  SQLite::Database ingest_db = open_database(path);
+  Outbox ingest(ingest_db);
+  SQLite::Database other_db = open_database(path);
+  Outbox other(other_db);
+  NewEvent e;
+  e.topic = "t";
+  e.id = "external-1";
+  ingest.receive(e);
+  CHECK(ingest.receive(e).duplicate());
+  NewEvent unrelated;
+  unrelated.topic = "t";
+  other.enqueue_now(unrelated);
+  NewEvent next;
+  next.topic = "t";
+  next.id = "external-2";
+  int code = 0;
+  try {
+    ingest.receive(next);
+  } catch (const DatabaseError& error) {
+    code = error.code();
+  }
+  CHECK(code == 0);
+}
+
+// A retry's due time is stored as an absolute clock reading (next_attempt_at = failure time +
+// backoff). When the wall clock jumps back an hour (NTP step, VM restore), the retry is not due
+// until the clock has caught up again: an hour plus its backoff, instead of its backoff.
+// Issue 4 asks that retries still fire within their backoff after a backward jump.
+TEST_CASE("regression: after the clock jumps back an hour a retry waits an hour, not its backoff") {
+  TempDir dir;
+  auto clock = std::make_shared<ManualClock>();
+  Options options;
+  options.clock = clock;
+  options.retry.initial_backoff = std::chrono::seconds(1);
+  options.retry.jitter = 0;
+  SQLite::Database db = open_database(dir.file("clock.db"), options);
+  Outbox outbox(db, options);
+  int calls = 0;
+  Worker worker(db, options);
+  ConsumerOptions from_oldest;
+  from_oldest.start_from = StartFrom::kOldest;
+  worker.subscribe(
+      "c0", "t",
+      [&](const Event&, Context& ctx) {
+        ++calls;
+        if (ctx.attempt() == 1) throw std::runtime_error("first attempt fails");
+      },
+      from_oldest);
+  NewEvent e;
+  e.topic = "t";
+  outbox.enqueue_now(e);
+  worker.run_until_idle();
+  REQUIRE(calls == 1);
+  clock->advance(-std::chrono::hours(1));
+  clock->advance(options.retry.backoff(1, 1) + std::chrono::milliseconds(1));
+  worker.run_until_idle();
+  CHECK(calls == 2);
+}
+
+}  // namespace
+}  // namespace sluice::torture

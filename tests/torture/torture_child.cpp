@@ -1,0 +1,283 @@
+// sluice-torture-child: the process the torture suite kills. It produces events (recording each
+// acknowledged commit in a ledger), delivers them to several consumers whose handlers write one
+// row each into a domain table, and runs admin work, as told by its flags.
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
+#include <sluice/sluice.hpp>
+#include <string>
+#include <thread>
+
+#include "applied_check.hpp"
+#include "crash_point.hpp"
+#include "file_state.hpp"
+#include "ledger.hpp"
+#include "power_loss_vfs.hpp"
+
+namespace sluice::torture {
+namespace {
+
+constexpr int kExitSluiceError = 2;
+constexpr int kExitBusy = 3;
+constexpr int kExitOtherError = 4;
+constexpr int kExitDrainTimeout = 5;
+
+constexpr const char* kTopic = "torture";
+constexpr const char* kOrdersTableSql =
+    "CREATE TABLE IF NOT EXISTS torture_orders(event_id TEXT NOT NULL)";
+
+struct Flags {
+  std::map<std::string, std::string> values;
+
+  std::string text(const std::string& name, const std::string& fallback = "") const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : it->second;
+  }
+  long long number(const std::string& name, long long fallback = 0) const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : std::stoll(it->second);
+  }
+  std::uint64_t seed() const {
+    auto it = values.find("seed");
+    return it == values.end() ? 1 : std::stoull(it->second);
+  }
+  bool has(const std::string& name) const { return values.count(name) != 0; }
+};
+
+Flags parse_flags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument " + arg);
+    arg = arg.substr(2);
+    const bool has_value = i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0;
+    flags.values[arg] = has_value ? argv[++i] : "1";
+  }
+  return flags;
+}
+
+void progress(char step) { (void)!::write(STDOUT_FILENO, &step, 1); }
+
+bool is_busy(int code) { return (code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED; }
+
+// Reports warnings and errors on stderr and remembers whether a busy error surfaced.
+class StderrSink final : public LogSink {
+ public:
+  void write(LogLevel level, const std::string& message, const LogFields& fields) override {
+    if (level < LogLevel::kError) return;
+    std::string line = std::string("[child ") + to_string(level) + "] " + message;
+    for (const auto& [k, v] : fields) line += " " + k + "=" + v;
+    if (line.find("SQLITE_BUSY") != std::string::npos ||
+        line.find("database is locked") != std::string::npos) {
+      busy_seen = true;
+    }
+    std::cerr << line + "\n";
+  }
+  std::atomic<bool> busy_seen{false};
+};
+
+std::uint64_t id_hash(const std::string& id) { return std::hash<std::string>{}(id); }
+
+class Child {
+ public:
+  explicit Child(const Flags& flags) : flags_(flags) {
+    options_.synchronous =
+        flags.text("synchronous", "full") == "normal" ? Synchronous::kNormal : Synchronous::kFull;
+    options_.poll_interval = std::chrono::milliseconds(5);
+    options_.batch_size = static_cast<int>(flags.number("batch-size", 16));
+    options_.retry.max_attempts = static_cast<int>(flags.number("max-attempts", 20));
+    options_.retry.initial_backoff = std::chrono::milliseconds(2);
+    options_.retry.max_backoff = std::chrono::milliseconds(20);
+    options_.retry.jitter = 0;
+    options_.log = sink_;
+    if (flags.has("clock-ms")) {
+      options_.clock = std::make_shared<ManualClock>(TimePoint(Duration(flags.number("clock-ms"))));
+    }
+    no_faults_ = flags.has("no-faults");
+  }
+
+  int run() {
+    const std::string path = flags_.text("db");
+    {
+      SQLite::Database db = open_database(path, options_);
+      db.exec(kAppliedTableSql);
+      db.exec(kOrdersTableSql);
+    }
+    const std::string mode = flags_.text("mode", "both");
+    if (mode == "admin") return admin(path);
+    std::optional<Worker> worker;
+    if (mode == "deliver" || mode == "both") {
+      worker.emplace(path, options_);
+      subscribe(*worker);
+      worker->start();
+    }
+    if (mode == "produce" || mode == "both") produce(path);
+    if (worker) {
+      if (flags_.has("drain")) {
+        worker->stop();
+        if (!drain(*worker)) return kExitDrainTimeout;
+      } else {
+        // Deliver until killed.
+        for (;;) ::pause();
+      }
+    }
+    return sink_->busy_seen ? kExitBusy : 0;
+  }
+
+ private:
+  void subscribe(Worker& worker) {
+    const long long consumers = flags_.number("consumers", 1);
+    for (long long c = 0; c < consumers; ++c) {
+      const std::string name = "c" + std::to_string(c);
+      ConsumerOptions consumer_options;
+      consumer_options.ordered = c == 0 && flags_.has("ordered");
+      consumer_options.start_from = StartFrom::kOldest;
+      worker.subscribe(
+          name, kTopic, [this, name](const Event& e, Context& ctx) { handle(name, e, ctx); },
+          consumer_options);
+    }
+  }
+
+  void handle(const std::string& consumer, const Event& e, Context& ctx) {
+    if (e.payload.find("\"poison\"") != std::string::npos) std::abort();
+    if (e.payload.find("\"bad\"") != std::string::npos) {
+      Ledger(flags_.text("invocations"), false).append(e.id);
+      throw std::runtime_error("torture: this event always fails");
+    }
+    const std::uint64_t h = id_hash(e.id + consumer);
+    const long long permanent_every = flags_.number("permanent-every");
+    if (!no_faults_ && permanent_every > 0 && h % permanent_every == 0) {
+      throw PermanentError("torture: permanent failure injected");
+    }
+    const long long fail_every = flags_.number("fail-every");
+    if (!no_faults_ && fail_every > 0 && (h / 7) % fail_every == 0 && ctx.attempt() == 1) {
+      throw std::runtime_error("torture: transient failure injected");
+    }
+    SLUICE_CRASH_POINT("handler-before-write");
+    SQLite::Statement insert(ctx.db(),
+                             "INSERT INTO torture_applied(consumer, event_id, seq, key) "
+                             "VALUES (?, ?, ?, ?)");
+    insert.bind(1, consumer);
+    insert.bind(2, e.id);
+    insert.bind(3, static_cast<std::int64_t>(e.seq));
+    insert.bind(4, e.key);
+    insert.exec();
+    SLUICE_CRASH_POINT("handler-after-write");
+    progress('d');
+  }
+
+  void produce(const std::string& path) {
+    SQLite::Database db = open_database(path, options_);
+    Outbox outbox(db, options_);
+    Ledger ledger(flags_.text("ledger"), true);
+    Ledger intents(flags_.text("intents"), false);
+    std::mt19937_64 rng(flags_.seed());
+    const long long events = flags_.number("events", 100);
+    const long long keys = std::max(1LL, flags_.number("keys", 8));
+    SQLite::Statement order(db, "INSERT INTO torture_orders(event_id) VALUES (?)");
+    for (long long i = 0; i < events; ++i) {
+      NewEvent e;
+      e.topic = kTopic;
+      e.key = "k" + std::to_string(rng() % keys);
+      e.id = generate_event_id(options_.clock ? options_.clock->now() : system_clock()->now());
+      std::string extra;
+      if (i == flags_.number("poison-at", -1)) extra = ",\"poison\":true";
+      if (i == flags_.number("bad-at", -1)) extra = ",\"bad\":true";
+      e.payload = "{\"i\":" + std::to_string(i) + extra + "}";
+      intents.append(e.id);
+      SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+      order.bind(1, e.id);
+      order.exec();
+      order.reset();
+      outbox.enqueue(e);
+      tx.commit();
+      ledger.append(e.id);
+      progress('p');
+    }
+  }
+
+  // Delivers until no consumer has pending or claimed work; false if that takes too long.
+  bool drain(Worker& worker) {
+    for (int round = 0; round < 20000; ++round) {
+      worker.run_until_idle();
+      bool idle = true;
+      for (const ConsumerState& s : consumer_states(worker.db())) {
+        if (s.pending > 0 || s.claimed > 0) idle = false;
+      }
+      if (idle) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::cerr << "sluice-torture-child: drain did not finish\n";
+    return false;
+  }
+
+  int admin(const std::string& path) {
+    SQLite::Database db = open_database(path, options_);
+    Outbox outbox(db, options_);
+    const long long iterations = flags_.number("iterations", 100);
+    for (long long i = 0; i < iterations; ++i) {
+      NewEvent e;
+      e.topic = "torture.admin";
+      e.id = "admin-" + std::to_string(::getpid()) + "-" + std::to_string(i);
+      outbox.receive(e);
+      outbox.receive(e);
+      consumer_states(db);
+      progress('a');
+    }
+    return 0;
+  }
+
+  const Flags& flags_;
+  Options options_;
+  std::shared_ptr<StderrSink> sink_ = std::make_shared<StderrSink>();
+  bool no_faults_ = false;
+};
+
+// A power cut armed from the command line: "N:tear" cuts at the N-th write or sync.
+std::unique_ptr<PowerLossVfs> arm_power_cut(const Flags& flags) {
+  if (!flags.has("power-cut")) return nullptr;
+  const std::string spec = flags.text("power-cut");
+  const auto colon = spec.find(':');
+  const long long at = std::stoll(spec.substr(0, colon));
+  const std::string tear_name = colon == std::string::npos ? "drop" : spec.substr(colon + 1);
+  const Tear tear = tear_name == "torn"     ? Tear::kTornSectors
+                    : tear_name == "subset" ? Tear::kRandomSubset
+                                            : Tear::kDropAll;
+  auto vfs = std::make_unique<PowerLossVfs>("torture-power", flags.seed(), true);
+  vfs->cut_at_io(at, tear);
+  return vfs;
+}
+
+}  // namespace
+}  // namespace sluice::torture
+
+int main(int argc, char** argv) {
+  using namespace sluice::torture;
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    const Flags flags = parse_flags(argc, argv);
+    auto power = arm_power_cut(flags);
+    Child child(flags);
+    const int rc = child.run();
+    if (power) power->cut_now(Tear::kDropAll);
+    return rc;
+  } catch (const sluice::DatabaseError& e) {
+    std::cerr << "sluice-torture-child: " << e.what() << " (code " << e.code() << ")\n";
+    return is_busy(e.code()) ? kExitBusy : kExitSluiceError;
+  } catch (const sluice::Error& e) {
+    std::cerr << "sluice-torture-child: " << e.what() << "\n";
+    return kExitSluiceError;
+  } catch (const std::exception& e) {
+    std::cerr << "sluice-torture-child: unexpected " << e.what() << "\n";
+    return kExitOtherError;
+  }
+}
