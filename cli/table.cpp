@@ -39,6 +39,8 @@ void Table::print(std::ostream& out, const Style& style) const {
         if (!last) line += padding;
       }
     }
+    // An empty last cell would otherwise leave the separator and padding dangling.
+    line.erase(line.find_last_not_of(' ') + 1);
     out << line << '\n';
   };
   print_row(headers_, true);

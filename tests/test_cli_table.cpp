@@ -42,6 +42,14 @@ TEST_CASE("the header is bold only when colour is on") {
   CHECK(coloured.str() == "\x1b[1mA\x1b[0m\n");
 }
 
+TEST_CASE("an empty last cell leaves no trailing spaces") {
+  Table table({"A", "ERROR"});
+  table.add_row({"delivered", ""});
+  std::ostringstream out;
+  table.print(out, Style(false));
+  CHECK(out.str() == "A          ERROR\ndelivered\n");
+}
+
 TEST_CASE("a row of the wrong width is refused") {
   Table table({"A", "B"});
   CHECK_THROWS_AS(table.add_row({"only one"}), std::invalid_argument);
