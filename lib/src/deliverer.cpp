@@ -97,7 +97,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                         "sluice_deliveries b INDEXED BY sluice_deliveries_key WHERE b.consumer_id "
                         "= d.consumer_id AND b.key = d.key AND b.event_seq < d.event_seq AND "
                         "b.state IN " +
-                        std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
+                        std::string(kBlockingStates) + ")) ORDER BY d.next_attempt_at LIMIT ?5")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
