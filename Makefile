@@ -36,8 +36,12 @@ test: build
 torture: build
 	scripts/torture --build $(BUILD)
 
+# The relay bench runs too when it was built (libnats and nats-server found), also after a miss.
 bench: build
-	$(BUILD)/bench/sluice-bench
+	status=0; $(BUILD)/bench/sluice-bench || status=$$?; \
+	if [ -x $(BUILD)/bench/sluice-relay-bench ]; then \
+	  $(BUILD)/bench/sluice-relay-bench || status=$$?; fi; \
+	exit $$status
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
