@@ -124,3 +124,9 @@ TEST_CASE("generated IDs are unique and increase in generation order") {
     previous = id;
   }
 }
+
+TEST_CASE("malformed JSON with an overflowing number is refused as bad input") {
+  Fixture f;
+  CHECK_THROWS_AS(f.outbox.enqueue_now({.topic = "t", .payload = "[1e999999, }"}), InvalidArgument);
+  CHECK(count(f.db, "sluice_events") == 0);
+}

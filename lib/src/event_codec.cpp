@@ -66,7 +66,7 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
     // Only on the error path: nlohmann words what is wrong and where.
     try {
       const auto ignored = nlohmann::json::parse(event.payload);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw InvalidArgument("sluice: enqueue: the payload of a '" + event.topic +
                             "' event is not valid JSON: " + e.what());
     }
