@@ -61,6 +61,21 @@ bool ChildProcess::wait_progress(long long steps, std::chrono::milliseconds stal
   return true;
 }
 
+long long ChildProcess::read_progress() {
+  char buf[4096];
+  for (;;) {
+    pollfd readable{out_fd_, POLLIN, 0};
+    const int ready = ::poll(&readable, 1, 0);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    const ssize_t n = ::read(out_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    progress_ += n;
+  }
+  return progress_;
+}
+
 int ChildProcess::kill9() {
   if (!reaped_) ::kill(pid_, SIGKILL);
   return wait();

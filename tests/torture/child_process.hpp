@@ -29,6 +29,9 @@ class ChildProcess {
   bool wait_progress(long long steps, std::chrono::milliseconds stall = std::chrono::seconds(20));
   long long progress() const { return progress_; }
 
+  // Reads the progress the child has reported so far without waiting; returns the total.
+  long long read_progress();
+
   // SIGKILL, then reaps; returns the wait status.
   int kill9();
 

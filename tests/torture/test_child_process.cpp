@@ -23,6 +23,15 @@ TEST_CASE("child process wait_progress gives up on a child that stalls") {
   CHECK(child.progress() == 1);
 }
 
+TEST_CASE("child process read_progress takes what was reported without waiting for more") {
+  ChildProcess child("/bin/sh", {"-c", "printf abc; exec cat"});
+  // printf writes its three bytes at once; wait_progress(1) consumes only the first of them.
+  REQUIRE(child.wait_progress(1));
+  CHECK(child.progress() == 1);
+  CHECK(child.read_progress() == 3);
+  CHECK(child.read_progress() == 3);
+}
+
 TEST_CASE("child process that exits early ends progress and keeps its exit code") {
   ChildProcess child("/bin/sh", {"-c", "printf ab; exit 3"}, {{"UNUSED_TORTURE_VAR", "1"}});
   CHECK_FALSE(child.wait_progress(10));
