@@ -28,6 +28,7 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs
+	$(BUILD)/bench/sluice-bench --quick
 	$(MAKE) torture
 	$(MAKE) test-asan
 

@@ -50,3 +50,20 @@ TEST_CASE("retries and dead letters are logged with event, consumer, topic, atte
   CHECK(records[0].contains("lag_ms"));
   CHECK(records[2]["msg"] == "dead-lettered");
 }
+
+TEST_CASE("a replay is logged per dead letter with event, consumer and topic") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("c", "t", [](const Event&, Context&) { throw PermanentError("bad"); });
+  const auto stored = f.publish("t");
+  worker.run_until_idle();
+  std::ostringstream out;
+  f.options.log = std::make_shared<JsonLinesSink>(out);
+  CHECK(replay_dead_letters(f.db, {}, f.options) == 1);
+  const auto record = nlohmann::json::parse(out.str());
+  CHECK(record["msg"] == "dead letter replayed");
+  CHECK(record["event_id"] == stored.id);
+  CHECK(record["consumer"] == "c");
+  CHECK(record["topic"] == "t");
+  CHECK(record["error"] == "bad");
+}

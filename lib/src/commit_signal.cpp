@@ -8,11 +8,16 @@
 namespace sluice {
 namespace {
 
-// Called by SQLite while the commit is finishing; the worker's BEGIN IMMEDIATE then waits on the
-// busy handler for the write lock, so it sees the commit.
-int on_commit(void* signal) {
+// SQLite's checkpoint threshold, which installing a WAL hook would otherwise switch off.
+constexpr int kAutoCheckpointPages = 1000;
+
+// Called after a commit has reached the WAL, so the woken worker's next read sees it. (A commit
+// hook runs before the commit is visible: the worker would find nothing and sleep a poll.)
+int on_wal_commit(void* signal, sqlite3* db, const char* schema, int pages) {
   static_cast<CommitSignal*>(signal)->raise();
-  return 0;
+  if (pages >= kAutoCheckpointPages)
+    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  return SQLITE_OK;
 }
 
 }  // namespace
@@ -29,7 +34,7 @@ CommitSignal* CommitSignal::of(SQLite::Database& db) {
 }
 
 void CommitSignal::watch(SQLite::Database& db) {
-  if (CommitSignal* signal = of(db)) sqlite3_commit_hook(db.getHandle(), on_commit, signal);
+  if (CommitSignal* signal = of(db)) sqlite3_wal_hook(db.getHandle(), on_wal_commit, signal);
 }
 
 std::uint64_t CommitSignal::generation() const {

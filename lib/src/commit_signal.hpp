@@ -17,8 +17,8 @@ class CommitSignal {
   // The signal of the file `db` is connected to; nullptr for an in-memory database.
   static CommitSignal* of(SQLite::Database& db);
 
-  // Makes every commit on `db` raise the signal of its file. Replaces any commit hook the app
-  // had set on that connection.
+  // Makes every commit on `db` raise the signal of its file. Uses the connection's WAL hook
+  // (keeping SQLite's automatic checkpoint at 1000 pages); replaces any WAL hook the app had set.
   static void watch(SQLite::Database& db);
 
   std::uint64_t generation() const;

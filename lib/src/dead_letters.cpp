@@ -47,21 +47,37 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
   while (true) {
     WriteTransaction tx(db);
     const TimePoint now = clock->now();
-    SQLite::Statement select(db, std::string("SELECT d.consumer_id, d.event_seq, d.attempts") +
+    SQLite::Statement select(db, std::string("SELECT d.consumer_id, d.event_seq, d.attempts, "
+                                             "e.id, c.name, e.topic, d.last_error, e.created_at") +
                                      kFrom + sql.clause() + " ORDER BY d.event_seq LIMIT " +
                                      std::to_string(kBatch));
     sql.bind(select);
-    std::vector<std::tuple<std::int64_t, std::int64_t, int>> rows;
+    struct Row {
+      std::int64_t consumer;
+      std::int64_t seq;
+      int attempts;
+      LogFields fields;
+    };
+    std::vector<Row> rows;
     while (select.executeStep()) {
-      rows.emplace_back(select.getColumn(0).getInt64(), select.getColumn(1).getInt64(),
-                        select.getColumn(2).getInt());
+      const int attempts = select.getColumn(2).getInt();
+      rows.push_back({select.getColumn(0).getInt64(),
+                      select.getColumn(1).getInt64(),
+                      attempts,
+                      {{"event_id", select.getColumn(3).getString()},
+                       {"consumer", select.getColumn(4).getString()},
+                       {"topic", select.getColumn(5).getString()},
+                       {"attempt", std::to_string(attempts)},
+                       {"error", select.getColumn(6).getString()},
+                       {"lag_ms", std::to_string(to_millis(now) - select.getColumn(7).getInt64())},
+                       {"note", note}}});
     }
     if (rows.empty()) break;
     SQLite::Statement update(db, change);
     SQLite::Statement history(db,
                               "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, "
                               "outcome, error) VALUES (?, ?, ?, ?, ?, ?)");
-    for (const auto& [consumer, seq, attempts] : rows) {
+    for (const auto& [consumer, seq, attempts, fields] : rows) {
       update.reset();
       update.bind(1, static_cast<int64_t>(consumer));
       update.bind(2, static_cast<int64_t>(seq));
@@ -81,10 +97,7 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
       }
       history.exec();
       if (options.log) {
-        options.log->write(LogLevel::kInfo, std::string("dead letter ") + history_outcome,
-                           {{"consumer_id", std::to_string(consumer)},
-                            {"event_seq", std::to_string(seq)},
-                            {"note", note}});
+        options.log->write(LogLevel::kInfo, std::string("dead letter ") + history_outcome, fields);
       }
     }
     SLUICE_CRASH_POINT("during-replay");

@@ -61,7 +61,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       guard_(db),
       has_work_(db,
                 "SELECT (SELECT coalesce(max(seq), 0) FROM sluice_events) > c.cursor "
-                "OR EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = c.id AND "
+                "OR EXISTS (SELECT 1 FROM sluice_deliveries d INDEXED BY sluice_deliveries_due "
+                "WHERE d.consumer_id = c.id AND "
                 "d.state = 'pending' AND d.next_attempt_at <= ?2) "
                 "OR EXISTS (SELECT 1 FROM sluice_claims k WHERE k.consumer_id = c.id AND "
                 "k.owner <> ?3) FROM sluice_consumers c WHERE c.id = ?1"),
@@ -88,14 +89,15 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       claimed_rows_(db, event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e "
                                     "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
                                     "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
-      due_rows_(db,
-                event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e ON e.seq = "
-                            "d.event_seq WHERE d.consumer_id = ?1 AND d.state = 'pending' AND "
-                            "d.next_attempt_at <= ?2 AND (?3 = 0 OR d.suspect = 1) AND (?4 = 0 OR "
-                            "d.key IS NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b WHERE "
-                            "b.consumer_id = d.consumer_id AND b.key = d.key AND b.event_seq < "
-                            "d.event_seq AND b.state IN " +
-                            std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
+      due_rows_(db, event_query(
+                        ", d.attempts FROM sluice_deliveries d INDEXED BY sluice_deliveries_due "
+                        "JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
+                        "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?3 = 0 OR "
+                        "d.suspect = 1) AND (?4 = 0 OR d.key IS NULL OR NOT EXISTS (SELECT 1 FROM "
+                        "sluice_deliveries b INDEXED BY sluice_deliveries_key WHERE b.consumer_id "
+                        "= d.consumer_id AND b.key = d.key AND b.event_seq < d.event_seq AND "
+                        "b.state IN " +
+                        std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -104,7 +106,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                                     "s.topic = e.topic AND e.seq > s.start_seq "
                                     "ORDER BY e.seq LIMIT ?4")),
       key_blocked_(db,
-                   "SELECT 1 FROM sluice_deliveries WHERE consumer_id = ? AND key = ? AND "
+                   "SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_key WHERE "
+                   "consumer_id = ? AND key = ? AND "
                    "event_seq < ? AND state IN " +
                        std::string(kBlockingStates) + " LIMIT 1"),
       write_delivery_(

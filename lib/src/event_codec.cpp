@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_syntax.hpp"
 #include "sluice/error.hpp"
 
 namespace sluice {
@@ -61,7 +62,8 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
                           std::to_string(event.payload.size()) + " bytes; the limit is " +
                           std::to_string(max_payload_bytes));
   }
-  if (!nlohmann::json::accept(event.payload)) {
+  if (!is_valid_json(event.payload)) {
+    // Only on the error path: nlohmann words what is wrong and where.
     try {
       const auto ignored = nlohmann::json::parse(event.payload);
     } catch (const nlohmann::json::parse_error& e) {
@@ -69,7 +71,8 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
                             "' event is not valid JSON: " + e.what());
     }
     throw InvalidArgument("sluice: enqueue: the payload of a '" + event.topic +
-                          "' event is not valid JSON");
+                          "' event is not valid JSON (invalid UTF-8, or nested deeper than " +
+                          std::to_string(kMaxJsonDepth) + " levels)");
   }
   for (const auto& [name, value] : event.headers) {
     if (name.empty()) throw InvalidArgument("sluice: enqueue: a header name is empty");

@@ -108,6 +108,17 @@ CREATE TABLE sluice_attempts (
   error       TEXT
 );
 CREATE INDEX sluice_attempts_event ON sluice_attempts (event_seq);
+
+-- The NATS ingester's position: the stream sequence ingested last per (stream, durable),
+-- committed with the events it brought. It keeps stream order across crashes: JetStream would
+-- otherwise deliver new messages before redelivering ones a crashed ingester fetched but had not
+-- committed.
+CREATE TABLE sluice_nats_positions (
+  stream     TEXT NOT NULL,
+  durable    TEXT NOT NULL,
+  stream_seq INTEGER NOT NULL,
+  PRIMARY KEY (stream, durable)
+) WITHOUT ROWID;
 )sql";
 
 const std::vector<std::string>& migrations() {

@@ -1,0 +1,29 @@
+#include "domain_writer.hpp"
+
+#include <stdexcept>
+
+#include "workload.hpp"
+
+namespace bench {
+
+sluice::Handler DomainWriter::handler() {
+  return [this](const sluice::Event& event, sluice::Context& context) { write(event, context); };
+}
+
+void DomainWriter::write(const sluice::Event& event, sluice::Context& context) {
+  if (fail_every_ > 0 && event.seq % fail_every_ == 0 && context.attempt() == 1) {
+    throw std::runtime_error("bench: transient failure");
+  }
+  SQLite::Database& db = context.db();
+  if (prepared_on_ != &db) {
+    insert_ = std::make_unique<SQLite::Statement>(db, kInsertDomainRow);
+    prepared_on_ = &db;
+  }
+  insert_->bind(1, event.id);
+  insert_->bind(2, event.payload);
+  insert_->exec();
+  insert_->reset();
+  written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace bench

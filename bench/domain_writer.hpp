@@ -1,0 +1,36 @@
+// The handler the benchmark's consumers run: insert one domain row per event, the way a careful
+// app would (statement prepared once per connection).
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <atomic>
+#include <memory>
+
+#include "sluice/consumer.hpp"
+
+namespace bench {
+
+// Not thread-safe: serves one worker's handler calls. Must be destroyed before the worker whose
+// connection its statement was prepared on, and outlive the handler it hands out.
+class DomainWriter {
+ public:
+  // With fail_every > 0, the first attempt of every event whose seq is a multiple of it throws,
+  // and the retry succeeds.
+  explicit DomainWriter(int fail_every = 0) : fail_every_(fail_every) {}
+
+  sluice::Handler handler();
+  // What the handler does, for handlers that do more around it.
+  void write(const sluice::Event& event, sluice::Context& context);
+  // Events written so far; readable from any thread.
+  long long written() const { return written_.load(); }
+
+ private:
+  int fail_every_;
+  SQLite::Database* prepared_on_ = nullptr;
+  std::unique_ptr<SQLite::Statement> insert_;
+  std::atomic<long long> written_{0};
+};
+
+}  // namespace bench

@@ -1,0 +1,123 @@
+#include "relay_bench.hpp"
+
+#include <SQLiteCpp/Transaction.h>
+
+#include <chrono>
+#include <thread>
+
+#include "nats/jetstream_client.hpp"
+#include "nats/message_headers.hpp"
+#include "nats_server_process.hpp"
+#include "sluice/ingester.hpp"
+#include "sluice/relay.hpp"
+#include "sluice/sluice.hpp"
+
+namespace sluice::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double per_second(long long count, Clock::duration elapsed) {
+  return static_cast<double>(count) / std::chrono::duration<double>(elapsed).count();
+}
+
+std::vector<NewEvent> make_events(int count, int keys) {
+  std::vector<NewEvent> events;
+  for (int i = 0; i < count; ++i) {
+    NewEvent event;
+    event.topic = "order.placed";
+    event.key = "order-" + std::to_string(i % keys);
+    event.payload = "{\"order\":" + std::to_string(i) + ",\"amount_cents\":1999}";
+    event.headers = {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}};
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+// The same messages the relay would send, published by the client alone.
+double plain_publish_rate(const std::string& url, const std::vector<NewEvent>& events) {
+  nats::JetStreamClient client({.url = url});
+  client.ensure_stream({.name = "BASELINE", .subjects = {"baseline.>"}});
+  std::vector<nats::OutgoingMessage> messages;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    Event event;
+    event.id = "baseline-" + std::to_string(i);
+    event.topic = events[i].topic;
+    event.key = events[i].key;
+    event.headers = events[i].headers;
+    messages.push_back(
+        {"baseline." + event.topic, event.id, events[i].payload, nats::message_headers(event)});
+  }
+  const auto start = Clock::now();
+  for (std::size_t first = 0; first < messages.size(); first += 512) {
+    std::vector<nats::OutgoingMessage> batch(
+        messages.begin() + first, messages.begin() + std::min(messages.size(), first + 512));
+    for (const auto& outcome : client.publish(batch, std::chrono::seconds(10)))
+      if (!outcome.acknowledged())
+        throw Error("relay bench: baseline publish failed: " + outcome.error);
+  }
+  return per_second(static_cast<long long>(messages.size()), Clock::now() - start);
+}
+
+}  // namespace
+
+RelayBenchResult run_relay_bench(int events, int keys) {
+  testing::NatsServerProcess server;
+  testing::TempDir dir;
+  const std::string a = dir.file("a.db");
+  const std::string b = dir.file("b.db");
+  const std::vector<NewEvent> new_events = make_events(events, keys);
+
+  RelayBenchResult result;
+  result.events = events;
+  result.plain_publish_per_second = plain_publish_rate(server.url(), new_events);
+
+  {
+    SQLite::Database db = open_database(a);
+    Outbox outbox(db);
+    SQLite::Transaction tx(db);
+    outbox.enqueue_batch(new_events);
+    tx.commit();
+  }
+  RelayOptions relay_options;
+  relay_options.nats_url = server.url();
+  relay_options.stream = "EVENTS";
+  relay_options.topics = {"order.placed"};
+  relay_options.subject_prefix = "sluice";
+  // Bigger claims amortise the relay's two commits per batch over more publishes.
+  Options relay_worker;
+  relay_worker.batch_size = 2048;
+  Relay relay(a, relay_options, relay_worker);
+  IngesterOptions ingester_options;
+  ingester_options.nats_url = server.url();
+  ingester_options.stream = "EVENTS";
+  ingester_options.durable = "bench";
+  Ingester ingester(b, ingester_options);
+  SQLite::Database b_db = open_database(b);
+
+  const auto start = Clock::now();
+  relay.start();
+  ingester.start();
+  const auto deadline = start + std::chrono::minutes(5);
+  // B starts empty, so its newest seq is its event count; reading it costs no scan.
+  SQLite::Statement newest(b_db, "SELECT COALESCE(MAX(seq), 0) FROM sluice_events");
+  auto count_in_b = [&] {
+    newest.reset();
+    newest.executeStep();
+    const long long count = newest.getColumn(0).getInt64();
+    newest.reset();
+    return count;
+  };
+  while (count_in_b() < events) {
+    if (Clock::now() > deadline) throw Error("relay bench: events did not all reach B in 5 min");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto elapsed = Clock::now() - start;
+  ingester.stop();
+  relay.stop();
+  result.relay_events_per_second = per_second(events, elapsed);
+  result.ratio = result.relay_events_per_second / result.plain_publish_per_second;
+  return result;
+}
+
+}  // namespace sluice::bench

@@ -1,0 +1,181 @@
+#include "relay_command.hpp"
+
+#include <httplib.h>
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "sluice/database.hpp"
+#include "sluice/ingester.hpp"
+#include "sluice/relay.hpp"
+#include "sluice/stats.hpp"
+
+namespace sluice::cli {
+namespace {
+
+// Serves GET /metrics on HOST:PORT from its own thread until destroyed.
+class MetricsServer {
+ public:
+  MetricsServer(const std::string& listen, std::function<std::string()> render) {
+    const auto colon = listen.rfind(':');
+    if (colon == std::string::npos)
+      throw CLI::ValidationError("--metrics-listen", "expected HOST:PORT, got '" + listen + "'");
+    const std::string host = listen.substr(0, colon);
+    const int port = std::stoi(listen.substr(colon + 1));
+    server_.Get("/metrics",
+                [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
+                  response.set_content(render(), "text/plain; version=0.0.4");
+                });
+    if (!server_.bind_to_port(host.c_str(), port))
+      throw CLI::ValidationError("--metrics-listen", "cannot listen on " + listen);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~MetricsServer() {
+    server_.stop();
+    thread_.join();
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+};
+
+std::string counter(const std::string& name, const std::string& label, long long value) {
+  return "# TYPE " + name + " counter\n" + name + "{" + label + "} " + std::to_string(value) + "\n";
+}
+
+// Each scrape reads the file on a connection of its own: connections are never shared between
+// threads.
+std::string file_metrics(const std::string& path, const Options& options) {
+  SQLite::Database db = open_database(path, options, OpenMode::kExisting);
+  return metrics_text(db, options);
+}
+
+// Blocks SIGINT and SIGTERM in this thread, and so in every thread started after it, so that
+// wait_for_stop_signal() receives them.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int wait_for_stop_signal(const sigset_t& signals) {
+  int signal = 0;
+  sigwait(&signals, &signal);
+  return signal;
+}
+
+Options logging_options() {
+  Options options;
+  options.log = std::make_shared<JsonLinesSink>(std::cerr, LogLevel::kInfo);
+  return options;
+}
+
+}  // namespace
+
+void add_relay_command(CLI::App& app) {
+  struct Arguments {
+    std::string file;
+    RelayOptions relay;
+    std::string metrics_listen;
+  };
+  auto arguments = std::make_shared<Arguments>();
+  CLI::App* command =
+      app.add_subcommand("relay", "Relay a file's events to a NATS JetStream stream");
+  command->add_option("file", arguments->file, "The sluice file")->required();
+  command->add_option("--nats", arguments->relay.nats_url, "NATS URL(s), comma-separated")
+      ->required();
+  command->add_option("--stream", arguments->relay.stream, "JetStream stream")->required();
+  command->add_option("--topic", arguments->relay.topics, "Topic to relay (repeatable)")
+      ->required();
+  command->add_option("--subject-prefix", arguments->relay.subject_prefix,
+                      "Subject = PREFIX.topic (default: the topic)");
+  command->add_option("--consumer", arguments->relay.consumer, "sluice consumer name")
+      ->capture_default_str();
+  command->add_option("--replicas", arguments->relay.replicas, "Stream replicas")
+      ->capture_default_str();
+  command->add_option("--metrics-listen", arguments->metrics_listen,
+                      "Serve Prometheus metrics on HOST:PORT");
+  command->callback([arguments] {
+    const sigset_t signals = block_stop_signals();
+    const Options options = logging_options();
+    Relay relay(arguments->file, arguments->relay, options);
+    std::unique_ptr<MetricsServer> metrics;
+    if (!arguments->metrics_listen.empty()) {
+      metrics = std::make_unique<MetricsServer>(arguments->metrics_listen, [&] {
+        const RelayCounters c = relay.counters();
+        const std::string label = "consumer=\"" + arguments->relay.consumer + "\"";
+        return file_metrics(arguments->file, options) +
+               counter("sluice_relay_published_total", label, c.published) +
+               counter("sluice_relay_duplicates_total", label, c.duplicates) +
+               counter("sluice_relay_broker_errors_total", label, c.broker_errors) +
+               counter("sluice_relay_rejected_total", label, c.rejected);
+      });
+    }
+    relay.start();
+    options.log->write(LogLevel::kInfo, "relay started",
+                       {{"file", arguments->file},
+                        {"nats", arguments->relay.nats_url},
+                        {"stream", arguments->relay.stream}});
+    const int signal = wait_for_stop_signal(signals);
+    relay.stop();
+    options.log->write(LogLevel::kInfo, "relay stopped", {{"signal", std::to_string(signal)}});
+  });
+}
+
+void add_ingest_command(CLI::App& app) {
+  struct Arguments {
+    std::string file;
+    IngesterOptions ingester;
+    std::string metrics_listen;
+  };
+  auto arguments = std::make_shared<Arguments>();
+  CLI::App* command =
+      app.add_subcommand("ingest", "Ingest a NATS JetStream stream's events into a file");
+  command->add_option("file", arguments->file, "The sluice file")->required();
+  command->add_option("--nats", arguments->ingester.nats_url, "NATS URL(s), comma-separated")
+      ->required();
+  command->add_option("--stream", arguments->ingester.stream, "JetStream stream")->required();
+  command->add_option("--durable", arguments->ingester.durable, "Durable consumer name")
+      ->required();
+  command->add_option("--metrics-listen", arguments->metrics_listen,
+                      "Serve Prometheus metrics on HOST:PORT");
+  command->callback([arguments] {
+    const sigset_t signals = block_stop_signals();
+    const Options options = logging_options();
+    Ingester ingester(arguments->file, arguments->ingester, options);
+    std::unique_ptr<MetricsServer> metrics;
+    if (!arguments->metrics_listen.empty()) {
+      metrics = std::make_unique<MetricsServer>(arguments->metrics_listen, [&] {
+        const IngesterCounters c = ingester.counters();
+        const std::string label = "durable=\"" + arguments->ingester.durable + "\"";
+        return file_metrics(arguments->file, options) +
+               counter("sluice_ingest_received_total", label, c.received) +
+               counter("sluice_ingest_duplicates_total", label, c.duplicates) +
+               counter("sluice_ingest_malformed_total", label, c.malformed) +
+               counter("sluice_ingest_broker_errors_total", label, c.broker_errors);
+      });
+    }
+    ingester.start();
+    options.log->write(LogLevel::kInfo, "ingester started",
+                       {{"file", arguments->file},
+                        {"nats", arguments->ingester.nats_url},
+                        {"stream", arguments->ingester.stream},
+                        {"durable", arguments->ingester.durable}});
+    const int signal = wait_for_stop_signal(signals);
+    ingester.stop();
+    options.log->write(LogLevel::kInfo, "ingester stopped", {{"signal", std::to_string(signal)}});
+  });
+}
+
+void add_nats_commands(CLI::App& app) {
+  add_relay_command(app);
+  add_ingest_command(app);
+}
+
+}  // namespace sluice::cli

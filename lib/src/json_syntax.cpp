@@ -1,0 +1,200 @@
+#include "json_syntax.hpp"
+
+#include <array>
+
+namespace sluice {
+namespace {
+
+class JsonScanner {
+ public:
+  explicit JsonScanner(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  bool document() {
+    skip_space();
+    if (!value()) return false;
+    skip_space();
+    return p_ == end_;
+  }
+
+ private:
+  // Values are scanned with an explicit stack of open containers, so hostile nesting cannot
+  // overflow the call stack.
+  bool value() {
+    int depth = 0;
+    while (true) {
+      skip_space();
+      if (p_ == end_) return false;
+      const char c = *p_;
+      if (c == '{' || c == '[') {
+        if (depth == kMaxJsonDepth) return false;
+        open_[depth++] = c;
+        ++p_;
+        skip_space();
+        if (p_ != end_ && *p_ == (c == '{' ? '}' : ']')) {
+          ++p_;
+          --depth;
+        } else {
+          if (c == '{' && !member_name()) return false;
+          continue;
+        }
+      } else if (!scalar()) {
+        return false;
+      }
+      // After a complete value: close containers or move to the next element.
+      while (true) {
+        if (depth == 0) return true;
+        skip_space();
+        if (p_ == end_) return false;
+        const char closer = open_[depth - 1] == '{' ? '}' : ']';
+        if (*p_ == closer) {
+          ++p_;
+          --depth;
+          continue;
+        }
+        if (*p_ != ',') return false;
+        ++p_;
+        if (open_[depth - 1] == '{' && !member_name()) return false;
+        break;
+      }
+    }
+  }
+
+  bool member_name() {
+    skip_space();
+    if (!string()) return false;
+    skip_space();
+    if (p_ == end_ || *p_ != ':') return false;
+    ++p_;
+    return true;
+  }
+
+  bool scalar() {
+    switch (*p_) {
+      case '"':
+        return string();
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return number();
+    }
+  }
+
+  bool literal(std::string_view word) {
+    if (static_cast<std::size_t>(end_ - p_) < word.size() ||
+        std::string_view(p_, word.size()) != word) {
+      return false;
+    }
+    p_ += word.size();
+    return true;
+  }
+
+  bool digits() {
+    const char* start = p_;
+    while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    return p_ != start;
+  }
+
+  bool number() {
+    if (p_ != end_ && *p_ == '-') ++p_;
+    if (p_ == end_) return false;
+    if (*p_ == '0') {
+      ++p_;
+    } else if (!digits()) {
+      return false;
+    }
+    if (p_ != end_ && *p_ == '.') {
+      ++p_;
+      if (!digits()) return false;
+    }
+    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+      ++p_;
+      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (!digits()) return false;
+    }
+    return true;
+  }
+
+  bool string() {
+    if (p_ == end_ || *p_ != '"') return false;
+    ++p_;
+    while (p_ != end_) {
+      const auto c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        ++p_;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c == '\\') {
+        if (!escape()) return false;
+      } else if (c < 0x80) {
+        ++p_;
+      } else if (!utf8_sequence()) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  bool escape() {
+    ++p_;
+    if (p_ == end_) return false;
+    const char c = *p_++;
+    if (c != 'u')
+      return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
+             c == 't';
+    for (int i = 0; i < 4; ++i, ++p_) {
+      if (p_ == end_) return false;
+      const char h = *p_;
+      if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // One multi-byte UTF-8 character: no overlong forms, no surrogates, nothing above U+10FFFF.
+  bool utf8_sequence() {
+    const auto lead = static_cast<unsigned char>(*p_);
+    int length;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return false;
+    }
+    if (end_ - p_ < length) return false;
+    for (int i = 1; i < length; ++i) {
+      const auto c = static_cast<unsigned char>(p_[i]);
+      if (c < (i == 1 ? low : 0x80) || c > (i == 1 ? high : 0xBF)) return false;
+    }
+    p_ += length;
+    return true;
+  }
+
+  void skip_space() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
+  }
+
+  const char* p_;
+  const char* end_;
+  std::array<char, kMaxJsonDepth> open_{};
+};
+
+}  // namespace
+
+bool is_valid_json(std::string_view text) { return JsonScanner(text).document(); }
+
+}  // namespace sluice

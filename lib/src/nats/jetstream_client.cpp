@@ -1,0 +1,286 @@
+#include "jetstream_client.hpp"
+
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "message_headers.hpp"
+
+namespace sluice::nats {
+namespace {
+
+constexpr const char* kMsgIdHeader = "Nats-Msg-Id";
+
+std::vector<std::string> split_urls(const std::string& list) {
+  std::vector<std::string> urls;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) urls.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return urls;
+}
+
+std::int64_t to_ms(Duration d) { return d.count(); }
+std::int64_t to_ns(Duration d) { return d.count() * 1'000'000; }
+
+// Its presence makes a first connect that fails retry in the background instead of blocking.
+void on_first_connect(natsConnection*, void*) {}
+
+void check(natsStatus status, const std::string& operation) {
+  if (status != NATS_OK) throw NatsError(operation, status);
+}
+
+// JetStream errors that no retry can cure.
+bool is_permanent_jetstream_error(jsErrCode code) {
+  return code == JSStreamMessageExceedsMaximumErr || code == JSStreamSealedErr;
+}
+
+// NATS subjects are dot-separated non-empty tokens without whitespace; a publish subject may not
+// hold the wildcards * and >.
+std::string subject_problem(const std::string& subject) {
+  if (subject.empty()) return "empty subject";
+  if (subject.front() == '.' || subject.back() == '.' || subject.find("..") != std::string::npos)
+    return "subject '" + subject + "' has an empty token";
+  for (char c : subject) {
+    if (c == '*' || c == '>') return "subject '" + subject + "' holds a wildcard";
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+      return "subject '" + subject + "' holds whitespace or a control character";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string status_text(natsStatus status) { return natsStatus_GetText(status); }
+
+NatsError::NatsError(const std::string& operation, natsStatus status, const std::string& detail)
+    : Error("NATS " + operation + " failed: " + status_text(status) +
+            (detail.empty() ? std::string() : " (" + detail + ")")),
+      status_(status) {}
+
+// The bookkeeping of one publish() call; the ack handler fills it from libnats' thread.
+struct JetStreamClient::PendingBatch {
+  std::vector<PublishOutcome> outcomes;
+  std::unordered_map<std::string, std::deque<std::size_t>> index_by_id;
+  std::size_t outstanding = 0;
+};
+
+JetStreamClient::JetStreamClient(ConnectionSettings settings) : settings_(std::move(settings)) {
+  try {
+    check(natsOptions_Create(&options_), "options create");
+    std::vector<std::string> urls = split_urls(settings_.url);
+    std::vector<const char*> servers;
+    for (const auto& url : urls) servers.push_back(url.c_str());
+    check(natsOptions_SetServers(options_, servers.data(), static_cast<int>(servers.size())),
+          "set servers " + settings_.url);
+    check(natsOptions_SetNoRandomize(options_, true), "set no randomize");
+    check(natsOptions_SetName(options_, settings_.name.c_str()), "set name");
+    check(natsOptions_SetTimeout(options_, to_ms(settings_.connect_timeout)), "set timeout");
+    check(natsOptions_SetMaxReconnect(options_, -1), "set max reconnect");
+    check(natsOptions_SetReconnectWait(options_, to_ms(settings_.reconnect_wait)),
+          "set reconnect wait");
+    check(natsOptions_SetPingInterval(options_, 2000), "set ping interval");
+    check(natsOptions_SetRetryOnFailedConnect(
+              options_, !settings_.require_first_connect,
+              settings_.require_first_connect ? nullptr : &on_first_connect, nullptr),
+          "set retry on failed connect");
+    natsStatus status = natsConnection_Connect(&connection_, options_);
+    if (status != NATS_OK && status != NATS_NOT_YET_CONNECTED)
+      throw NatsError("connect to " + settings_.url, status);
+
+    jsOptions js_options;
+    check(jsOptions_Init(&js_options), "jetstream options init");
+    js_options.Wait = to_ms(settings_.api_timeout);
+    js_options.PublishAsync.MaxPending = settings_.max_outstanding_acks;
+    js_options.PublishAsync.AckHandler = &JetStreamClient::on_publish_ack;
+    js_options.PublishAsync.AckHandlerClosure = this;
+    check(natsConnection_JetStream(&jetstream_, connection_, &js_options), "jetstream context");
+  } catch (...) {
+    jsCtx_Destroy(jetstream_);
+    natsConnection_Destroy(connection_);
+    natsOptions_Destroy(options_);
+    throw;
+  }
+}
+
+JetStreamClient::~JetStreamClient() {
+  natsConnection_Close(connection_);
+  jsCtx_Destroy(jetstream_);
+  natsConnection_Destroy(connection_);
+  natsOptions_Destroy(options_);
+}
+
+bool JetStreamClient::connected() const {
+  return natsConnection_Status(connection_) == NATS_CONN_STATUS_CONNECTED;
+}
+
+void JetStreamClient::ensure_stream(const StreamSpec& spec) {
+  std::vector<const char*> subjects;
+  for (const auto& s : spec.subjects) subjects.push_back(s.c_str());
+  jsStreamConfig config;
+  check(jsStreamConfig_Init(&config), "stream config init");
+  config.Name = spec.name.c_str();
+  config.Subjects = subjects.data();
+  config.SubjectsLen = static_cast<int>(subjects.size());
+  config.Storage = spec.file_storage ? js_FileStorage : js_MemoryStorage;
+  config.Replicas = spec.replicas;
+  config.Duplicates = to_ns(spec.duplicate_window);
+  config.MaxMsgSize = spec.max_message_bytes;
+
+  jsStreamInfo* info = nullptr;
+  jsErrCode error_code = static_cast<jsErrCode>(0);
+  natsStatus status = js_AddStream(&info, jetstream_, &config, nullptr, &error_code);
+  if (status != NATS_OK && error_code == JSStreamNameExistErr)
+    status = js_UpdateStream(&info, jetstream_, &config, nullptr, &error_code);
+  jsStreamInfo_Destroy(info);
+  if (status != NATS_OK)
+    throw NatsError(
+        "ensure stream " + spec.name, status,
+        "JetStream error " + std::to_string(error_code) + ": " + nats_GetLastError(nullptr));
+}
+
+std::optional<bool> JetStreamClient::subject_has_stream(const std::string& subject) {
+  const std::string request = nlohmann::json{{"subject", subject}}.dump();
+  natsMsg* reply = nullptr;
+  natsStatus status = natsConnection_RequestString(&reply, connection_, "$JS.API.STREAM.NAMES",
+                                                   request.c_str(), to_ms(settings_.api_timeout));
+  if (status != NATS_OK) return std::nullopt;
+  std::string body(natsMsg_GetData(reply), natsMsg_GetDataLength(reply));
+  natsMsg_Destroy(reply);
+  auto answer = nlohmann::json::parse(body, nullptr, false);
+  if (answer.is_discarded() || answer.contains("error")) return std::nullopt;
+  return answer.value("total", 0) > 0;
+}
+
+void JetStreamClient::on_publish_ack(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
+                                     void* closure) {
+  static_cast<JetStreamClient*>(closure)->record_ack(msg, ack, error);
+  natsMsg_Destroy(msg);
+}
+
+void JetStreamClient::record_ack(natsMsg* msg, jsPubAck* ack, jsPubAckErr* error) {
+  const char* id = nullptr;
+  if (natsMsgHeader_Get(msg, kMsgIdHeader, &id) != NATS_OK || id == nullptr) return;
+  std::lock_guard lock(ack_mutex_);
+  if (batch_ == nullptr) return;
+  auto found = batch_->index_by_id.find(id);
+  if (found == batch_->index_by_id.end() || found->second.empty()) return;
+  PublishOutcome& outcome = batch_->outcomes[found->second.front()];
+  found->second.pop_front();
+  if (ack != nullptr) {
+    outcome.kind =
+        ack->Duplicate ? PublishOutcome::Kind::kDuplicate : PublishOutcome::Kind::kStored;
+    outcome.stream_seq = ack->Sequence;
+  } else if (error != nullptr) {
+    const bool permanent = is_permanent_jetstream_error(error->ErrCode);
+    outcome.kind = permanent ? PublishOutcome::Kind::kPermanent : PublishOutcome::Kind::kTransient;
+    outcome.error = error->ErrText != nullptr && error->ErrText[0] != '\0'
+                        ? std::string(error->ErrText)
+                        : status_text(error->Err);
+    if (error->ErrCode != 0)
+      outcome.error += " (JetStream error " + std::to_string(error->ErrCode) + ")";
+    if (error->Err == NATS_NO_RESPONDERS) outcome.error = "no responders";
+  }
+  --batch_->outstanding;
+  ack_arrived_.notify_all();
+}
+
+std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingMessage>& messages,
+                                                     Duration ack_timeout) {
+  std::lock_guard publishing(publish_mutex_);
+  PendingBatch batch;
+  batch.outcomes.resize(messages.size());
+  if (!connected()) {
+    for (auto& outcome : batch.outcomes)
+      outcome.error = "not connected to NATS at " + settings_.url;
+    return batch.outcomes;
+  }
+  {
+    std::lock_guard lock(ack_mutex_);
+    batch_ = &batch;
+  }
+  jsPubOptions publish_options;
+  jsPubOptions_Init(&publish_options);
+  publish_options.MaxWait = to_ms(ack_timeout);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const OutgoingMessage& message = messages[i];
+    PublishOutcome& outcome = batch.outcomes[i];
+    std::string problem = subject_problem(message.subject);
+    if (problem.empty()) problem = header_problem(message.headers);
+    if (!problem.empty()) {
+      outcome = {PublishOutcome::Kind::kPermanent, problem, 0};
+      continue;
+    }
+    natsMsg* msg = nullptr;
+    natsStatus status = natsMsg_Create(&msg, message.subject.c_str(), nullptr, message.data.data(),
+                                       static_cast<int>(message.data.size()));
+    if (status == NATS_OK) status = natsMsgHeader_Set(msg, kMsgIdHeader, message.msg_id.c_str());
+    for (const auto& [name, value] : message.headers)
+      if (status == NATS_OK) status = natsMsgHeader_Set(msg, name.c_str(), value.c_str());
+    if (status == NATS_OK) {
+      std::lock_guard lock(ack_mutex_);
+      batch.index_by_id[message.msg_id].push_back(i);
+      ++batch.outstanding;
+    }
+    if (status == NATS_OK) status = js_PublishMsgAsync(jetstream_, &msg, &publish_options);
+    natsMsg_Destroy(msg);
+    if (status != NATS_OK) {
+      std::lock_guard lock(ack_mutex_);
+      auto& queue = batch.index_by_id[message.msg_id];
+      if (!queue.empty() && queue.back() == i) {
+        queue.pop_back();
+        --batch.outstanding;
+      }
+      outcome.kind = status == NATS_MAX_PAYLOAD ? PublishOutcome::Kind::kPermanent
+                                                : PublishOutcome::Kind::kTransient;
+      outcome.error = status == NATS_MAX_PAYLOAD ? "message larger than the server's max_payload"
+                                                 : "publish: " + status_text(status);
+    }
+  }
+  abandon_outstanding(batch, ack_timeout);
+  classify_no_responders(messages, batch.outcomes);
+  return batch.outcomes;
+}
+
+// Waits for the acknowledgements still due; what has not come by the deadline is taken back
+// from libnats, so a late ack can never touch a finished batch.
+void JetStreamClient::abandon_outstanding(PendingBatch& batch, Duration ack_timeout) {
+  std::unique_lock lock(ack_mutex_);
+  const auto deadline = std::chrono::steady_clock::now() + ack_timeout + std::chrono::seconds(1);
+  ack_arrived_.wait_until(lock, deadline, [&] { return batch.outstanding == 0; });
+  batch_ = nullptr;
+  if (batch.outstanding == 0) return;
+  lock.unlock();
+  natsMsgList pending{};
+  if (js_PublishAsyncGetPendingList(&pending, jetstream_) == NATS_OK) natsMsgList_Destroy(&pending);
+  for (const auto& [id, queue] : batch.index_by_id)
+    for (std::size_t index : queue)
+      batch.outcomes[index] = {
+          PublishOutcome::Kind::kTransient,
+          "no publish acknowledgement within " + std::to_string(ack_timeout.count()) + " ms", 0};
+}
+
+// JetStream answers "no responders" both while a stream leader is being elected and when no
+// stream takes the subject at all; only the second is permanent, so ask which it is.
+void JetStreamClient::classify_no_responders(const std::vector<OutgoingMessage>& messages,
+                                             std::vector<PublishOutcome>& outcomes) {
+  std::unordered_map<std::string, std::optional<bool>> has_stream;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].error != "no responders") continue;
+    const std::string& subject = messages[i].subject;
+    auto found = has_stream.find(subject);
+    if (found == has_stream.end())
+      found = has_stream.emplace(subject, subject_has_stream(subject)).first;
+    if (found->second == false) {
+      outcomes[i].kind = PublishOutcome::Kind::kPermanent;
+      outcomes[i].error = "no JetStream stream takes subject '" + subject + "'";
+    } else {
+      outcomes[i].error = "no responders for subject '" + subject + "' (stream unavailable)";
+    }
+  }
+}
+
+}  // namespace sluice::nats

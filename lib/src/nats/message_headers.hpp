@@ -1,0 +1,34 @@
+// How an event travels as a NATS message: its ID as Nats-Msg-Id, its payload as the body, its
+// topic, key and dedup key in Sluice-* headers and its own headers as NATS headers of the same
+// name.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <string>
+
+#include "sluice/event.hpp"
+
+namespace sluice::nats {
+
+inline constexpr const char* kTopicHeader = "Sluice-Topic";
+inline constexpr const char* kKeyHeader = "Sluice-Key";
+inline constexpr const char* kDedupKeyHeader = "Sluice-Dedup-Key";
+inline constexpr const char* kNotBeforeHeader = "Sluice-Not-Before";
+
+// The NATS headers carrying `event` (Nats-Msg-Id is set by the publisher).
+Headers message_headers(const Event& event);
+
+// Why these headers cannot be sent as NATS headers, or empty if they can: names may not hold ':'
+// or whitespace, values may not hold line breaks.
+std::string header_problem(const Headers& headers);
+
+// header_problem() for an event's own headers, which also may not use the Nats- and Sluice-
+// prefixes: those belong to the broker and to sluice.
+std::string event_header_problem(const Headers& headers);
+
+// The event a relayed message carries. Throws InvalidArgument if it lacks Nats-Msg-Id or
+// Sluice-Topic.
+NewEvent event_from_message(natsMsg* message);
+
+}  // namespace sluice::nats

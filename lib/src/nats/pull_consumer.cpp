@@ -1,0 +1,121 @@
+#include "pull_consumer.hpp"
+
+#include <utility>
+
+namespace sluice::nats {
+namespace {
+
+std::string js_detail(jsErrCode code) {
+  return "JetStream error " + std::to_string(code) + ": " + nats_GetLastError(nullptr);
+}
+
+}  // namespace
+
+FetchedMessage::FetchedMessage(natsMsg* message) : message_(message) {
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, message_) == NATS_OK) {
+    stream_seq_ = meta->Sequence.Stream;
+    jsMsgMetaData_Destroy(meta);
+  }
+}
+
+FetchedMessage::~FetchedMessage() { natsMsg_Destroy(message_); }
+
+FetchedMessage::FetchedMessage(FetchedMessage&& other) noexcept
+    : message_(std::exchange(other.message_, nullptr)), stream_seq_(other.stream_seq_) {}
+
+void FetchedMessage::ack() {
+  natsStatus status = natsMsg_Ack(message_, nullptr);
+  if (status != NATS_OK) throw NatsError("ack", status);
+}
+
+void FetchedMessage::terminate() {
+  natsStatus status = natsMsg_Term(message_, nullptr);
+  if (status != NATS_OK) throw NatsError("terminate", status);
+}
+
+PullConsumer::PullConsumer(JetStreamClient& client, PullConsumerSpec spec)
+    : client_(client), spec_(std::move(spec)) {
+  jsConsumerInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = js_GetConsumerInfo(&info, client_.jetstream(), spec_.stream.c_str(),
+                                         spec_.durable.c_str(), nullptr, &code);
+  jsConsumerInfo_Destroy(info);
+  if (status != NATS_OK) {
+    if (code != JSConsumerNotFoundErr)
+      throw NatsError("consumer info " + spec_.durable, status, js_detail(code));
+    create(0);
+  }
+  subscribe();
+}
+
+PullConsumer::~PullConsumer() { unsubscribe(); }
+
+void PullConsumer::create(std::uint64_t start_seq) {
+  jsConsumerConfig config;
+  jsConsumerConfig_Init(&config);
+  config.Durable = spec_.durable.c_str();
+  config.AckPolicy = js_AckExplicit;
+  config.AckWait = spec_.ack_wait.count() * 1'000'000;
+  config.MaxAckPending = spec_.max_ack_pending;
+  config.DeliverPolicy = start_seq == 0 ? js_DeliverAll : js_DeliverByStartSequence;
+  config.OptStartSeq = start_seq;
+  jsConsumerInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status =
+      js_AddConsumer(&info, client_.jetstream(), spec_.stream.c_str(), &config, nullptr, &code);
+  jsConsumerInfo_Destroy(info);
+  if (status != NATS_OK)
+    throw NatsError("create consumer " + spec_.durable + " on " + spec_.stream, status,
+                    js_detail(code));
+}
+
+void PullConsumer::subscribe() {
+  jsSubOptions options;
+  jsSubOptions_Init(&options);
+  options.Stream = spec_.stream.c_str();
+  options.Consumer = spec_.durable.c_str();
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = js_PullSubscribe(&subscription_, client_.jetstream(), nullptr,
+                                       spec_.durable.c_str(), nullptr, &options, &code);
+  if (status != NATS_OK)
+    throw NatsError("pull subscribe " + spec_.durable, status, js_detail(code));
+}
+
+void PullConsumer::unsubscribe() {
+  if (subscription_ == nullptr) return;
+  natsSubscription_Unsubscribe(subscription_);
+  natsSubscription_Destroy(subscription_);
+  subscription_ = nullptr;
+}
+
+std::vector<FetchedMessage> PullConsumer::fetch(int batch, Duration wait) {
+  if (unfinished_restart_) restart_at(*unfinished_restart_);
+  natsMsgList list{};
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = natsSubscription_Fetch(&list, subscription_, batch, wait.count(), &code);
+  std::vector<FetchedMessage> messages;
+  for (int i = 0; i < list.Count; ++i) {
+    messages.emplace_back(list.Msgs[i]);
+    list.Msgs[i] = nullptr;
+  }
+  natsMsgList_Destroy(&list);
+  if (status != NATS_OK && status != NATS_TIMEOUT && messages.empty())
+    throw NatsError("fetch from " + spec_.durable, status, js_detail(code));
+  return messages;
+}
+
+void PullConsumer::restart_at(std::uint64_t start_seq) {
+  unfinished_restart_ = start_seq;
+  unsubscribe();
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = js_DeleteConsumer(client_.jetstream(), spec_.stream.c_str(),
+                                        spec_.durable.c_str(), nullptr, &code);
+  if (status != NATS_OK && code != JSConsumerNotFoundErr)
+    throw NatsError("delete consumer " + spec_.durable, status, js_detail(code));
+  create(start_seq);
+  subscribe();
+  unfinished_restart_.reset();
+}
+
+}  // namespace sluice::nats

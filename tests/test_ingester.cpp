@@ -1,0 +1,159 @@
+// The ingester against a real nats-server: IDs from Nats-Msg-Id, acks after the local commit,
+// duplicates without effect, stream order kept after an ingester died holding messages.
+#include <doctest/doctest.h>
+
+#include "nats/jetstream_client.hpp"
+#include "nats/message_headers.hpp"
+#include "nats/pull_consumer.hpp"
+#include "nats_server_process.hpp"
+#include "sluice/ingester.hpp"
+#include "sluice/sluice.hpp"
+
+using namespace sluice;
+using sluice::testing::NatsServerProcess;
+using sluice::testing::TempDir;
+
+namespace {
+
+constexpr const char* kStream = "EVENTS";
+
+// Publishes `count` relayed-looking events "id-<first>".. on sluice.order.placed.
+void publish_events(nats::JetStreamClient& client, int first, int count) {
+  std::vector<nats::OutgoingMessage> messages;
+  for (int i = first; i < first + count; ++i) {
+    Event event;
+    event.id = "id-" + std::to_string(1000000 + i);
+    event.topic = "order.placed";
+    event.key = "k" + std::to_string(i % 5);
+    event.payload = "{\"i\":" + std::to_string(i) + "}";
+    event.headers = {{"traceparent", "t-" + std::to_string(i)}};
+    messages.push_back(
+        {"sluice.order.placed", event.id, event.payload, nats::message_headers(event)});
+  }
+  for (const auto& outcome : client.publish(messages, std::chrono::seconds(5)))
+    REQUIRE(outcome.acknowledged());
+}
+
+IngesterOptions ingester_options(const NatsServerProcess& server, const std::string& durable) {
+  IngesterOptions options;
+  options.nats_url = server.url();
+  options.stream = kStream;
+  options.durable = durable;
+  options.fetch_batch = 16;
+  options.fetch_wait = std::chrono::milliseconds(300);
+  return options;
+}
+
+IngestResult poll_until(Ingester& ingester, long long wanted) {
+  IngestResult total;
+  for (int polls = 0; polls < 100 && total.received + total.duplicates < wanted; ++polls) {
+    IngestResult step = ingester.poll();
+    total.received += step.received;
+    total.duplicates += step.duplicates;
+  }
+  return total;
+}
+
+struct Broker {
+  NatsServerProcess server;
+  nats::JetStreamClient client{{.url = server.url()}};
+  Broker() { client.ensure_stream({.name = kStream, .subjects = {"sluice.>"}}); }
+};
+
+}  // namespace
+
+TEST_CASE("each message is received with the ID from Nats-Msg-Id and acked after the commit") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 40);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  IngestResult result = poll_until(ingester, 40);
+  CHECK(result.received == 40);
+  CHECK(result.duplicates == 0);
+
+  SQLite::Database db = open_database(dir.file("b.db"));
+  auto events = list_events(db, {.limit = 100});
+  REQUIRE(events.size() == 40);
+  CHECK(events[0].id == "id-1000000");
+  CHECK(events[0].topic == "order.placed");
+  CHECK(events[0].key == "k0");
+  CHECK(events[0].payload == R"({"i":0})");
+  CHECK(events[0].headers == Headers{{"traceparent", "t-0"}});
+  CHECK(events[39].id == "id-1000039");
+
+  nats::PullConsumer same_durable(broker.client, {.stream = kStream, .durable = "b"});
+  CHECK(same_durable.fetch(100, std::chrono::milliseconds(300)).empty());
+}
+
+TEST_CASE("a message whose event the file already has is acknowledged without effect") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 25);
+  Ingester first(dir.file("b.db"), ingester_options(broker.server, "one"));
+  CHECK(poll_until(first, 25).received == 25);
+  Ingester second(dir.file("b.db"), ingester_options(broker.server, "two"));
+  IngestResult again = poll_until(second, 25);
+  CHECK(again.received == 0);
+  CHECK(again.duplicates == 25);
+  SQLite::Database db = open_database(dir.file("b.db"));
+  CHECK(list_events(db, {.limit = 100}).size() == 25);
+}
+
+TEST_CASE("messages an ingester fetched and never committed come back first, in stream order") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 10);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  CHECK(poll_until(ingester, 10).received == 10);
+
+  publish_events(broker.client, 10, 30);
+  {
+    // A crashed ingester: it fetched 11..20 and died before its commit.
+    nats::PullConsumer crashed(broker.client, {.stream = kStream, .durable = "b"});
+    REQUIRE(crashed.fetch(10, std::chrono::seconds(2)).size() == 10);
+  }
+  poll_until(ingester, 30);
+  SQLite::Database db = open_database(dir.file("b.db"));
+  auto events = list_events(db, {.limit = 100});
+  REQUIRE(events.size() == 40);
+  for (int i = 0; i < 40; ++i) CHECK(events[i].id == "id-" + std::to_string(1000000 + i));
+}
+
+TEST_CASE("a message that is not a sluice event is terminated and the rest still ingested") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 3);
+  REQUIRE(broker.client.publish({{"sluice.stray", "stray-1", "hello", {}}}, std::chrono::seconds(5))
+              .front()
+              .acknowledged());
+  publish_events(broker.client, 3, 3);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  poll_until(ingester, 6);
+  CHECK(ingester.counters().received == 6);
+  CHECK(ingester.counters().malformed == 1);
+}
+
+TEST_CASE("a started ingester keeps ingesting across a broker restart") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 50);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  ingester.start();
+  SQLite::Database db = open_database(dir.file("b.db"));
+  auto wait_for = [&](std::size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (list_events(db, {.limit = 1000}).size() < count &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return list_events(db, {.limit = 1000}).size();
+  };
+  CHECK(wait_for(50) == 50);
+  broker.server.kill_hard();
+  broker.server.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (!broker.client.connected() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  publish_events(broker.client, 50, 50);
+  CHECK(wait_for(100) == 100);
+  ingester.stop();
+}

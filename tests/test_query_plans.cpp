@@ -1,0 +1,143 @@
+// Every statement sluice runs on the hot path (enqueue, claim, deliver, retry, dead-letter,
+// snooze) finds its rows through an index: EXPLAIN QUERY PLAN shows no full SCAN of a sluice_
+// table, so delivery does not slow down as the file grows. The statements are the ones sluice
+// really runs, recorded with sqlite3_trace_v2 while the hot path is exercised.
+#include <SQLiteCpp/Statement.h>
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sluice/sluice.hpp"
+
+namespace {
+
+// Not thread-safe. Records the SQL text of every statement run on one connection.
+class StatementRecorder {
+ public:
+  explicit StatementRecorder(SQLite::Database& db) : db_(db.getHandle()) {
+    sqlite3_trace_v2(db_, SQLITE_TRACE_STMT, &on_statement, this);
+  }
+  ~StatementRecorder() { sqlite3_trace_v2(db_, 0, nullptr, nullptr); }
+  StatementRecorder(const StatementRecorder&) = delete;
+  StatementRecorder& operator=(const StatementRecorder&) = delete;
+
+  const std::set<std::string>& statements() const { return statements_; }
+
+ private:
+  static int on_statement(unsigned, void* self, void* statement, void*) {
+    const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(statement));
+    if (sql != nullptr) static_cast<StatementRecorder*>(self)->statements_.insert(sql);
+    return 0;
+  }
+
+  sqlite3* db_;
+  std::set<std::string> statements_;
+};
+
+// The plan lines of `sql` that read a whole table or index. The plan names a table by its alias
+// when it has one ("SCAN d"), and sluice's statements read only sluice_ tables, so every SCAN
+// but that of a constant row counts.
+std::vector<std::string> full_scans(SQLite::Database& db, const std::string& sql) {
+  std::vector<std::string> scans;
+  SQLite::Statement plan(db, "EXPLAIN QUERY PLAN " + sql);
+  while (plan.executeStep()) {
+    std::string detail = plan.getColumn(3).getString();
+    if (detail.rfind("SCAN ", 0) == 0 && detail != "SCAN CONSTANT ROW") scans.push_back(detail);
+  }
+  return scans;
+}
+
+sluice::NewEvent event(const std::string& topic, const std::string& key = "") {
+  sluice::NewEvent e;
+  e.topic = topic;
+  e.payload = R"({"n":1})";
+  e.key = key;
+  return e;
+}
+
+void enqueue_in_transaction(SQLite::Database& db, sluice::Outbox& outbox,
+                            const std::vector<sluice::NewEvent>& events) {
+  db.exec("BEGIN IMMEDIATE");
+  for (const auto& e : events) outbox.enqueue(e);
+  db.exec("COMMIT");
+}
+
+// Runs every hot-path operation once on `db` and returns the statements sluice ran for them.
+std::set<std::string> hot_path_statements(SQLite::Database& db) {
+  auto clock = std::make_shared<sluice::ManualClock>();
+  sluice::Options options;
+  options.clock = clock;
+  sluice::Outbox outbox(db, options);
+  sluice::Worker worker(db, options);
+  int failures_left = 1;
+  worker.subscribe("in-tx", "orders", [](const sluice::Event&, sluice::Context&) {});
+  worker.subscribe("flaky", "orders", [&](const sluice::Event&, sluice::Context&) {
+    if (failures_left-- > 0) throw std::runtime_error("transient");
+  });
+  worker.subscribe("doomed", "doomed", [](const sluice::Event&, sluice::Context&) {
+    throw sluice::PermanentError("never");
+  });
+  sluice::ConsumerOptions ordered;
+  ordered.ordered = true;
+  worker.subscribe(
+      "ordered", "orders", [](const sluice::Event&, sluice::Context&) {}, ordered);
+  sluice::ConsumerOptions outside;
+  outside.mode = sluice::DeliveryMode::kOutsideTransaction;
+  int snoozes_left = 1;
+  worker.subscribe_batch(
+      "batch", "orders",
+      [&](const std::vector<sluice::Event>& events) {
+        std::vector<sluice::Outcome> outcomes;
+        for (std::size_t i = 0; i < events.size(); ++i) {
+          outcomes.push_back(snoozes_left-- > 0 ? sluice::Outcome::snooze(std::chrono::seconds(1))
+                                                : sluice::Outcome::done());
+        }
+        return outcomes;
+      },
+      outside);
+  // Enough history that a scan and an index search differ.
+  for (int i = 0; i < 20; ++i) {
+    enqueue_in_transaction(db, outbox, {event("orders", "k1"), event("orders", "k2")});
+  }
+  worker.run_until_idle();
+
+  StatementRecorder recorder(db);
+  failures_left = 1;
+  snoozes_left = 1;
+  enqueue_in_transaction(db, outbox, {event("orders", "k1"), event("orders"), event("doomed")});
+  sluice::NewEvent deduplicated = event("orders");
+  deduplicated.dedup_key = "order-1:paid";
+  enqueue_in_transaction(db, outbox, {deduplicated, deduplicated});
+  outbox.enqueue_now(event("orders"));
+  worker.run_until_idle();
+  clock->advance(std::chrono::hours(1));
+  worker.run_until_idle();
+  return recorder.statements();
+}
+
+}  // namespace
+
+TEST_CASE("a full scan shows in the plan, under its table's name or its alias") {
+  SQLite::Database db = sluice::open_database(":memory:");
+  CHECK(full_scans(db, "SELECT count(*) FROM sluice_inbox WHERE delivered_at > 0").size() == 1);
+  CHECK(full_scans(db, "SELECT 1 FROM sluice_deliveries d WHERE d.reason = 'x'").size() == 1);
+  CHECK(full_scans(db, "SELECT seq FROM sluice_events WHERE seq > 5").empty());
+}
+
+TEST_CASE("hot-path statements use an index on every sluice table they read") {
+  SQLite::Database db = sluice::open_database(":memory:");
+  std::set<std::string> statements = hot_path_statements(db);
+  // Enqueue, claim, deliver, retry, dead-letter and snooze all ran.
+  CHECK(statements.size() > 20);
+  for (const std::string& sql : statements) {
+    std::vector<std::string> scans = full_scans(db, sql);
+    std::string first_scan = scans.empty() ? "" : scans.front();
+    CAPTURE(sql);
+    CAPTURE(first_scan);
+    CHECK(scans.empty());
+  }
+}

@@ -1,0 +1,222 @@
+// The relay against a real nats-server: what it publishes, when it marks an event relayed, and
+// how it treats a broker that is down or refuses an event.
+#include <SQLiteCpp/Transaction.h>
+#include <doctest/doctest.h>
+
+#include <map>
+#include <thread>
+
+#include "nats/jetstream_client.hpp"
+#include "nats/pull_consumer.hpp"
+#include "nats_server_process.hpp"
+#include "sluice/relay.hpp"
+#include "sluice/sluice.hpp"
+
+using namespace sluice;
+using sluice::testing::NatsServerProcess;
+using sluice::testing::TempDir;
+
+namespace {
+
+// Captures log records so tests can see what the relay reported.
+class RecordingSink final : public LogSink {
+ public:
+  void write(LogLevel level, const std::string& message, const LogFields&) override {
+    std::lock_guard lock(mutex_);
+    records_.emplace_back(level, message);
+  }
+  int count(LogLevel level) {
+    std::lock_guard lock(mutex_);
+    int n = 0;
+    for (const auto& record : records_) n += record.first == level;
+    return n;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<LogLevel, std::string>> records_;
+};
+
+RelayOptions relay_options(const NatsServerProcess& server) {
+  RelayOptions options;
+  options.nats_url = server.url();
+  options.stream = "EVENTS";
+  options.topics = {"order.placed", "order.paid"};
+  options.subject_prefix = "sluice";
+  options.ack_timeout = std::chrono::seconds(2);
+  return options;
+}
+
+ConsumerStats relay_stats(SQLite::Database& db) {
+  for (const auto& stats : consumer_stats(db))
+    if (stats.consumer == "nats-relay") return stats;
+  FAIL("no relay consumer in the file");
+  return {};
+}
+
+std::vector<nats::FetchedMessage> read_stream(nats::JetStreamClient& client,
+                                              nats::PullConsumer& reader, std::size_t count) {
+  std::vector<nats::FetchedMessage> messages;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (messages.size() < count && std::chrono::steady_clock::now() < deadline) {
+    for (auto& message :
+         reader.fetch(static_cast<int>(count - messages.size()), std::chrono::milliseconds(500)))
+      messages.push_back(std::move(message));
+  }
+  (void)client;
+  return messages;
+}
+
+std::string header(const nats::FetchedMessage& message, const char* name) {
+  const char* value = nullptr;
+  natsMsgHeader_Get(message.get(), name, &value);
+  return value == nullptr ? "" : value;
+}
+
+}  // namespace
+
+TEST_CASE("the relay publishes each event with its ID, headers, key and topic, then marks it") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox outbox(db);
+  NewEvent placed{.topic = "order.placed",
+                  .payload = R"({"order":1})",
+                  .headers = {{"traceparent", "00-abc-01"}},
+                  .key = "order-1"};
+  NewEvent paid{.topic = "order.paid",
+                .payload = R"({"order":1})",
+                .key = "order-1",
+                .dedup_key = "order-1:paid"};
+  const std::string placed_id = outbox.enqueue_now(placed).id;
+  const std::string paid_id = outbox.enqueue_now(paid).id;
+
+  Relay relay(dir.file("a.db"), relay_options(server));
+  relay.run_until_idle();
+  CHECK(relay.counters().published == 2);
+  const ConsumerStats stats = relay_stats(db);
+  CHECK(stats.pending == 0);
+  CHECK(stats.dead == 0);
+
+  nats::JetStreamClient client({.url = server.url()});
+  nats::PullConsumer reader(client, {.stream = "EVENTS", .durable = "check"});
+  auto messages = read_stream(client, reader, 2);
+  REQUIRE(messages.size() == 2);
+  CHECK(std::string(natsMsg_GetSubject(messages[0].get())) == "sluice.order.placed");
+  CHECK(header(messages[0], "Nats-Msg-Id") == placed_id);
+  CHECK(header(messages[0], "Sluice-Topic") == "order.placed");
+  CHECK(header(messages[0], "Sluice-Key") == "order-1");
+  CHECK(header(messages[0], "traceparent") == "00-abc-01");
+  CHECK(std::string(natsMsg_GetData(messages[0].get()), natsMsg_GetDataLength(messages[0].get())) ==
+        R"({"order":1})");
+  CHECK(std::string(natsMsg_GetSubject(messages[1].get())) == "sluice.order.paid");
+  CHECK(header(messages[1], "Nats-Msg-Id") == paid_id);
+  CHECK(header(messages[1], "Sluice-Dedup-Key") == "order-1:paid");
+}
+
+TEST_CASE("an event the broker refuses for good is dead-lettered with the broker's reason") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox outbox(db);
+  outbox.enqueue_now({.topic = "order.placed", .key = "k"});
+  outbox.enqueue_now({.topic = "order.paid", .key = "other"});
+  outbox.enqueue_now({.topic = "order.paid", .headers = {{"Nats-Expected-Stream", "X"}}});
+
+  RelayOptions options = relay_options(server);
+  options.subject_for = [](const Event& e) {
+    return e.topic == "order.placed" ? std::string("unrouted.placed") : "sluice." + e.topic;
+  };
+  Relay relay(dir.file("a.db"), options);
+  relay.run_until_idle();
+
+  auto dead = list_dead_letters(db, {});
+  REQUIRE(dead.size() == 2);
+  CHECK(dead[0].reason == "permanent");
+  CHECK(dead[0].last_error.find("no JetStream stream takes subject 'unrouted.placed'") !=
+        std::string::npos);
+  CHECK(dead[1].last_error.find("reserved prefix") != std::string::npos);
+  CHECK(relay.counters().rejected == 2);
+  CHECK(relay.counters().published == 1);
+  CHECK(relay_stats(db).pending == 0);
+}
+
+TEST_CASE("while the broker is down events wait without spending attempts, then all arrive") {
+  NatsServerProcess server;
+  TempDir dir;
+  auto clock = std::make_shared<ManualClock>();
+  auto sink = std::make_shared<RecordingSink>();
+  Options options{.clock = clock, .log = sink};
+  SQLite::Database db = open_database(dir.file("a.db"), options);
+  Outbox outbox(db, options);
+
+  Relay relay(dir.file("a.db"), relay_options(server), options);
+  server.stop();
+  for (int i = 0; i < 20; ++i)
+    outbox.enqueue_now({.topic = "order.placed", .key = "k" + std::to_string(i % 3)});
+
+  for (int round = 0; round < 3; ++round) {
+    relay.run_until_idle();
+    clock->advance(std::chrono::minutes(1));
+  }
+  ConsumerStats stats = relay_stats(db);
+  CHECK(stats.dead == 0);
+  CHECK(stats.delivered_total == 0);
+  CHECK(stats.pending == 20);
+  CHECK(relay.counters().broker_errors > 0);
+  CHECK(sink->count(LogLevel::kWarn) > 0);
+  for (const auto& status : delivery_statuses(db, find_event(db, list_events(db, {}).front().id)))
+    if (status.consumer == "nats-relay") CHECK(status.attempts == 0);
+
+  server.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (relay_stats(db).delivered_total < 20 && std::chrono::steady_clock::now() < deadline) {
+    clock->advance(std::chrono::minutes(1));
+    relay.run_until_idle();
+    if (relay_stats(db).delivered_total < 20)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stats = relay_stats(db);
+  CHECK(stats.delivered_total == 20);
+  CHECK(stats.dead == 0);
+  CHECK(list_dead_letters(db, {}).empty());
+}
+
+TEST_CASE("keyed events reach the stream in key order, with many acks outstanding") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox outbox(db);
+  std::map<std::string, int> next_n;
+  {
+    SQLite::Transaction tx(db);
+    for (int i = 0; i < 600; ++i) {
+      std::string key = "k" + std::to_string(i % 7);
+      outbox.enqueue({.topic = "order.placed",
+                      .payload = "{\"n\":" + std::to_string(next_n[key]++) + "}",
+                      .key = key});
+    }
+    tx.commit();
+  }
+  RelayOptions options = relay_options(server);
+  options.max_outstanding_acks = 32;
+  Relay relay(dir.file("a.db"), options);
+  relay.run_until_idle();
+  CHECK(relay.counters().published == 600);
+  CHECK(relay_stats(db).delivered_total == 600);
+
+  nats::JetStreamClient client({.url = server.url()});
+  nats::PullConsumer reader(client, {.stream = "EVENTS", .durable = "check"});
+  auto messages = read_stream(client, reader, 600);
+  REQUIRE(messages.size() == 600);
+  std::map<std::string, int> seen_n;
+  int out_of_order = 0;
+  for (const auto& message : messages) {
+    std::string key = header(message, "Sluice-Key");
+    std::string body(natsMsg_GetData(message.get()), natsMsg_GetDataLength(message.get()));
+    int n = std::stoi(body.substr(5));
+    if (seen_n.count(key) && n != seen_n[key] + 1) ++out_of_order;
+    seen_n[key] = n;
+  }
+  CHECK(out_of_order == 0);
+}
