@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sluice/sluice.hpp>
 #include <sstream>
@@ -21,9 +22,33 @@ namespace sluice::torture {
 
 namespace {
 
-constexpr int kExitNonSluiceException = 2;
-constexpr int kExitUnknownException = 3;
+// How the library child ended: the file opened and every step ran (each worked or raised a
+// sluice::Error), or open refused it with one of these errors, or something else escaped.
+constexpr int kExitOpened = 0;
+constexpr int kExitNotADatabase = 10;
+constexpr int kExitCorrupt = 11;
+constexpr int kExitSchemaVersion = 12;
+constexpr int kExitOtherSluiceError = 13;
+constexpr int kExitNonSluiceException = 20;
+constexpr int kExitUnknownException = 21;
 constexpr int kSanitizerExitCode = 99;
+
+const char* describe_library_exit(int code) {
+  switch (code) {
+    case kExitOpened:
+      return "opened";
+    case kExitNotADatabase:
+      return "NotADatabaseError";
+    case kExitCorrupt:
+      return "CorruptDatabaseError";
+    case kExitSchemaVersion:
+      return "SchemaVersionError";
+    case kExitOtherSluiceError:
+      return "other sluice::Error";
+    default:
+      return nullptr;
+  }
+}
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -93,10 +118,11 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
   }
 }
 
-// In a forked child: open, stats, metrics, inspect and deliver on the file. Exit 0 when every
-// step either worked or raised a sluice::Error.
+// In a forked child: open, stats, metrics, listings, inspection, delivery and enqueue on the
+// file. Exits with kExitOpened when every step either worked or raised a sluice::Error, or with
+// the code of the sluice::Error open raised.
 [[noreturn]] void exercise(const std::string& path) {
-  int rc = 0;
+  int rc = kExitOpened;
   try {
     Options options;
     options.busy_timeout = std::chrono::milliseconds(200);
@@ -109,6 +135,17 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
         }
       };
       step([&] { stored_schema_version(db); });
+      step([&] { consumer_stats(db, options); });
+      step([&] { metrics_text(db, options); });
+      step([&] { list_dead_letters(db, {.include_discarded = true}); });
+      step([&] {
+        EventFilter filter;
+        filter.consumer = "c0";
+        for (const Event& e : list_events(db, filter)) {
+          delivery_statuses(db, find_event(db, e.id));
+          attempt_history(db, e);
+        }
+      });
       step([&] { InProcessPipeline::deliver_once(db, options); });
       step([&] {
         Outbox outbox(db, options);
@@ -116,7 +153,14 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
         e.topic = kInProcessTopic;
         outbox.enqueue_now(e);
       });
+    } catch (const NotADatabaseError&) {
+      rc = kExitNotADatabase;
+    } catch (const CorruptDatabaseError&) {
+      rc = kExitCorrupt;
+    } catch (const SchemaVersionError&) {
+      rc = kExitSchemaVersion;
     } catch (const Error&) {
+      rc = kExitOtherSluiceError;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "corrupt file: non-sluice exception: %s\n", e.what());
@@ -136,6 +180,7 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config) {
   std::mt19937_64 rng(config.seed * 139);
   const std::string path = dir.file("victim.db");
   long long cli_runs = 0;
+  std::map<std::string, long long> outcomes;
   for (long long i = 0; i < config.count(60, 1000); ++i) {
     std::filesystem::remove(path + "-wal");
     std::filesystem::remove(path + "-shm");
@@ -147,8 +192,18 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config) {
     int status = 0;
     ::waitpid(pid, &status, 0);
     ++result.runs;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const char* outcome = WIFEXITED(status) ? describe_library_exit(WEXITSTATUS(status)) : nullptr;
+    if (outcome == nullptr) {
       result.fail(kind + " file: library child ended with " + describe_status(status));
+    } else {
+      ++outcomes[outcome];
+      const int expected = kind == "not SQLite"     ? kExitNotADatabase
+                           : kind == "newer schema" ? kExitSchemaVersion
+                                                    : -1;
+      if (expected >= 0 && WEXITSTATUS(status) != expected) {
+        result.fail(kind + " file: open gave " + outcome + ", expected " +
+                    describe_library_exit(expected));
+      }
     }
     if (!config.cli_exe.empty()) {
       for (const char* command : {"stats", "check", "dead-letters"}) {
@@ -171,8 +226,12 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config) {
       result.fail(kind + " file was emptied");
     }
   }
-  result.notes =
-      "library cases=" + std::to_string(result.runs) + ", CLI runs=" + std::to_string(cli_runs);
+  result.notes = "library cases=" + std::to_string(result.runs) + " (";
+  for (const auto& [outcome, count] : outcomes) {
+    result.notes +=
+        (result.notes.back() == '(' ? "" : ", ") + outcome + " " + std::to_string(count);
+  }
+  result.notes += "), CLI runs=" + std::to_string(cli_runs);
   return result;
 }
 
