@@ -46,11 +46,13 @@ CutDamage inspect_cut(const Pipeline& pipeline, const std::string& round_ledger)
   return damage;
 }
 
-// How one row cuts the power: the synchronous level, the events a round produces and the range
-// of write/sync calls the cut falls in.
+// How one row cuts the power: the synchronous level, the events a round produces, how often the
+// producer checkpoints (0: only SQLite's autocheckpoint) and the range of write/sync calls the
+// cut falls in.
 struct CutPlan {
   const char* synchronous;
   int events_per_round;
+  int checkpoint_every;
   unsigned cut_range;
 };
 
@@ -73,7 +75,8 @@ ScenarioResult run_cuts(const SuiteConfig& config, const CutPlan& plan) {
     auto child = pipeline.start(
         {"--mode", "both", "--drain", "--events", std::to_string(plan.events_per_round), "--seed",
          std::to_string(rng()), "--synchronous", synchronous == "FULL" ? "full" : "normal",
-         "--power-cut", spec, "--ledger", round_ledger});
+         "--checkpoint-every", std::to_string(plan.checkpoint_every), "--power-cut", spec,
+         "--ledger", round_ledger, "--ledger-unsynced"});
     const int status = child->wait();
     ++result.runs;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != PowerLossVfs::kPowerCutExitCode) {
@@ -111,13 +114,13 @@ ScenarioResult run_cuts(const SuiteConfig& config, const CutPlan& plan) {
 }  // namespace
 
 ScenarioResult run_power_loss_full(const SuiteConfig& config) {
-  return run_cuts(config, {"FULL", 25, 600});
+  return run_cuts(config, {"FULL", 25, 0, 600});
 }
 
-// Rounds long enough to cross SQLite's WAL autocheckpoint (1000 pages), which is what makes
-// commits durable under NORMAL: cuts fall before, between and after checkpoints.
+// Rounds long enough to cross the producer's WAL autocheckpoint, which is what makes commits
+// durable under NORMAL: cuts fall before, between and after checkpoints.
 ScenarioResult run_power_loss_normal(const SuiteConfig& config) {
-  return run_cuts(config, {"NORMAL", 150, 5000});
+  return run_cuts(config, {"NORMAL", 60, 20, 1000});
 }
 
 }  // namespace sluice::torture

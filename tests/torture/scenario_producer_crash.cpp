@@ -15,7 +15,7 @@ ScenarioResult run_producer_crash(const SuiteConfig& config) {
   for (long long k = 0; k < config.count(30, 300); ++k) {
     auto child =
         pipeline.start({"--mode", "produce", "--events", "1000", "--seed", std::to_string(rng())});
-    if (child->wait_progress(1 + static_cast<long long>(rng() % 150))) {
+    if (child->wait_progress(1 + static_cast<long long>(rng() % 40))) {
       child->kill9();
     } else {
       result.fail("producer stalled or ended before its kill: " + describe_status(child->kill9()));

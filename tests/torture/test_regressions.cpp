@@ -1,4 +1,5 @@
 // Library bugs the torture suite found, each pinned by the smallest test that shows it.
+#include <SQLiteCpp/Statement.h>
 #include <doctest/doctest.h>
 
 #include <sluice/sluice.hpp>
@@ -115,6 +116,30 @@ TEST_CASE("regression: after the clock jumps back an hour a retry waits an hour,
   clock->advance(options.retry.backoff(1, 1) + std::chrono::milliseconds(1));
   worker.run_until_idle();
   CHECK(calls == 2);
+}
+
+// CommitSignal::watch() (lib/src/commit_signal.cpp), called by the Outbox constructor, installs
+// sqlite3_wal_hook() on the app's connection to wake in-process workers. A WAL hook replaces
+// SQLite's autocheckpoint hook, and on_wal_commit() re-implements it with a fixed 1000 pages: a
+// threshold the app set with PRAGMA wal_autocheckpoint (or 0, "never; I checkpoint myself") is
+// silently dropped. Found while making the NORMAL power-loss rounds cross a checkpoint: an app
+// setting of 100 pages had no effect. (The reverse also holds: a PRAGMA wal_autocheckpoint run
+// after the Outbox is bound re-installs SQLite's hook and silently removes the wake-up.)
+TEST_CASE("regression: binding an Outbox overrides the connection's wal_autocheckpoint") {
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("checkpoint.db"));
+  db.exec("PRAGMA wal_autocheckpoint = 20");
+  Outbox outbox(db);
+  for (int i = 0; i < 300; ++i) {
+    NewEvent e;
+    e.topic = "t";
+    outbox.enqueue_now(e);
+  }
+  // Honouring 20 pages, the WAL restarts every few commits; with 1000 it holds all 300.
+  SQLite::Statement checkpoint(db, "PRAGMA wal_checkpoint(PASSIVE)");
+  REQUIRE(checkpoint.executeStep());
+  const int frames_in_wal = checkpoint.getColumn(1).getInt();
+  CHECK(frames_in_wal < 100);
 }
 
 }  // namespace
