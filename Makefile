@@ -19,7 +19,7 @@ demo: build
 	$(BUILD)/examples/orders/orders $(DB)
 
 $(ASAN_BUILD)/build.ninja:
-	meson setup $(ASAN_BUILD) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+	meson setup $(ASAN_BUILD) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
 
 test-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
@@ -36,8 +36,12 @@ test: build
 torture: build
 	scripts/torture --build $(BUILD)
 
+# The relay bench runs too when it was built (libnats and nats-server found), also after a miss.
 bench: build
-	$(BUILD)/bench/sluice-bench
+	status=0; $(BUILD)/bench/sluice-bench || status=$$?; \
+	if [ -x $(BUILD)/bench/sluice-relay-bench ]; then \
+	  $(BUILD)/bench/sluice-relay-bench || status=$$?; fi; \
+	exit $$status
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

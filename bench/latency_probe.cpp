@@ -6,27 +6,16 @@
 #include "stopwatch.hpp"
 
 namespace bench {
-namespace {
-
-// SQLite's default: checkpoint once the WAL holds this many pages.
-constexpr int kAutoCheckpointPages = 1000;
-
-}  // namespace
 
 void CommitProbe::watch(sqlite3* db) {
   if (watched_ == db) return;
   watched_ = db;
-  sqlite3_wal_hook(db, &CommitProbe::on_commit, this);
+  sqlite3_commit_hook(db, &CommitProbe::on_commit, this);
 }
 
 void CommitProbe::mark() {
   std::lock_guard lock(mutex_);
   marked_ = true;
-}
-
-long long CommitProbe::last_commit_ns() {
-  std::lock_guard lock(mutex_);
-  return last_commit_ns_;
 }
 
 long long CommitProbe::wait_marked_commit(long long count) {
@@ -38,12 +27,11 @@ long long CommitProbe::wait_marked_commit(long long count) {
   return marked_commit_ns_;
 }
 
-int CommitProbe::on_commit(void* self, sqlite3* db, const char* schema, int wal_pages) {
+int CommitProbe::on_commit(void* self) {
   long long now = monotonic_ns();
   auto* probe = static_cast<CommitProbe*>(self);
   {
     std::lock_guard lock(probe->mutex_);
-    probe->last_commit_ns_ = now;
     if (probe->marked_) {
       probe->marked_ = false;
       ++probe->marked_commits_;
@@ -51,8 +39,7 @@ int CommitProbe::on_commit(void* self, sqlite3* db, const char* schema, int wal_
     }
   }
   probe->committed_.notify_all();
-  if (wal_pages >= kAutoCheckpointPages) sqlite3_wal_checkpoint(db, schema);
-  return SQLITE_OK;
+  return 0;
 }
 
 }  // namespace bench

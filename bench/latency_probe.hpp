@@ -1,5 +1,11 @@
-// Commit times on one connection, taken by SQLite's WAL hook right after each commit, so a
-// latency runs from one commit to another and not from when a call happened to return.
+// Handler commit times on the worker's connection, taken by SQLite's commit hook, so a latency
+// ends when the handler's transaction commits and not when some call happened to return.
+//
+// A commit hook, not a WAL hook: an Outbox wakes the worker from the WAL hook of its connection,
+// and a connection has one WAL hook, so a probe there would replace sluice's wake-up. sluice
+// uses no commit hooks. The hook runs just before the commit writes its WAL frames: under
+// synchronous=NORMAL that remaining write() takes microseconds; under FULL the fsync after it is
+// not counted.
 #pragma once
 
 #include <sqlite3.h>
@@ -9,25 +15,20 @@
 
 namespace bench {
 
-// The hook runs on the watched connection's thread; last_commit_ns() and wait_marked_commit()
-// are thread-safe. Must
-// outlive the watched connection.
+// The hook runs on the watched connection's thread; mark() and wait_marked_commit() are
+// thread-safe. Must outlive the watched connection.
 class CommitProbe {
  public:
-  // Installs the WAL hook on `db` unless already watching it; call from the connection's thread.
-  // The hook also checkpoints as SQLite's default one would, which it replaces.
+  // Installs the commit hook on `db` unless already watching it; call from its thread.
   void watch(sqlite3* db);
   // The next commit on the watched connection is the one to report (e.g. a handler's).
   void mark();
-  // CLOCK_MONOTONIC ns of the latest commit on the watched connection; 0 before the first.
-  long long last_commit_ns();
   // Waits until `count` marked commits have happened; returns the CLOCK_MONOTONIC ns of the
-  // latest. Throws
-  // after 30 s without one.
+  // latest. Throws after 30 s without one.
   long long wait_marked_commit(long long count);
 
  private:
-  static int on_commit(void* self, sqlite3* db, const char* schema, int wal_pages);
+  static int on_commit(void* self);
 
   sqlite3* watched_ = nullptr;
   std::mutex mutex_;
@@ -35,7 +36,6 @@ class CommitProbe {
   bool marked_ = false;
   long long marked_commits_ = 0;
   long long marked_commit_ns_ = 0;
-  long long last_commit_ns_ = 0;
 };
 
 }  // namespace bench

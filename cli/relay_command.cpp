@@ -76,6 +76,16 @@ Options logging_options() {
   return options;
 }
 
+// The file named on the command line, else the CLI's --db (or SLUICE_DB).
+std::string file_or_db(CLI::App& app, const std::string& file) {
+  if (!file.empty()) return file;
+  const CLI::Option* db = app.get_option_no_throw("--db");
+  if (db != nullptr && db->count() + (db->empty() ? 0 : 1) > 0 && !db->as<std::string>().empty()) {
+    return db->as<std::string>();
+  }
+  throw CLI::RequiredError("FILE or --db");
+}
+
 }  // namespace
 
 void add_relay_command(CLI::App& app) {
@@ -87,7 +97,7 @@ void add_relay_command(CLI::App& app) {
   auto arguments = std::make_shared<Arguments>();
   CLI::App* command =
       app.add_subcommand("relay", "Relay a file's events to a NATS JetStream stream");
-  command->add_option("file", arguments->file, "The sluice file")->required();
+  command->add_option("file", arguments->file, "The sluice file (default: --db / SLUICE_DB)");
   command->add_option("--nats", arguments->relay.nats_url, "NATS URL(s), comma-separated")
       ->required();
   command->add_option("--stream", arguments->relay.stream, "JetStream stream")->required();
@@ -101,7 +111,8 @@ void add_relay_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--metrics-listen", arguments->metrics_listen,
                       "Serve Prometheus metrics on HOST:PORT");
-  command->callback([arguments] {
+  command->callback([arguments, &app] {
+    arguments->file = file_or_db(app, arguments->file);
     const sigset_t signals = block_stop_signals();
     const Options options = logging_options();
     Relay relay(arguments->file, arguments->relay, options);
@@ -137,7 +148,7 @@ void add_ingest_command(CLI::App& app) {
   auto arguments = std::make_shared<Arguments>();
   CLI::App* command =
       app.add_subcommand("ingest", "Ingest a NATS JetStream stream's events into a file");
-  command->add_option("file", arguments->file, "The sluice file")->required();
+  command->add_option("file", arguments->file, "The sluice file (default: --db / SLUICE_DB)");
   command->add_option("--nats", arguments->ingester.nats_url, "NATS URL(s), comma-separated")
       ->required();
   command->add_option("--stream", arguments->ingester.stream, "JetStream stream")->required();
@@ -145,7 +156,8 @@ void add_ingest_command(CLI::App& app) {
       ->required();
   command->add_option("--metrics-listen", arguments->metrics_listen,
                       "Serve Prometheus metrics on HOST:PORT");
-  command->callback([arguments] {
+  command->callback([arguments, &app] {
+    arguments->file = file_or_db(app, arguments->file);
     const sigset_t signals = block_stop_signals();
     const Options options = logging_options();
     Ingester ingester(arguments->file, arguments->ingester, options);

@@ -47,7 +47,7 @@ TEST_CASE("metrics text is Prometheus exposition with HELP and TYPE per metric")
   const std::string text = metrics_text(f.db, f.options);
   for (const char* name : {"sluice_backlog", "sluice_lag_seconds", "sluice_claimed",
                            "sluice_retrying", "sluice_dead_letters", "sluice_delivered_total",
-                           "sluice_retries_total", "sluice_parked_keys"}) {
+                           "sluice_retries_total", "sluice_snoozed_total", "sluice_parked_keys"}) {
     CHECK(text.find(std::string("# HELP ") + name + " ") != std::string::npos);
     CHECK(text.find(std::string("# TYPE ") + name + " ") != std::string::npos);
   }

@@ -100,6 +100,8 @@ TEST_CASE("snooze retries later without spending an attempt") {
   CHECK(count(f.db, "sluice_deliveries", "state = 'dead'") == 0);
   worker.run_until_idle();
   CHECK(calls == 6);
+  CHECK(consumer_stats(f.db, f.options).at(0).snoozed_total == 5);
+  CHECK(consumer_stats(f.db, f.options).at(0).retries_total == 0);
   CHECK(count(f.db, "sluice_inbox") == 1);
 }
 

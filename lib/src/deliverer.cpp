@@ -97,7 +97,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                         "sluice_deliveries b INDEXED BY sluice_deliveries_key WHERE b.consumer_id "
                         "= d.consumer_id AND b.key = d.key AND b.event_seq < d.event_seq AND "
                         "b.state IN " +
-                        std::string(kBlockingStates) + ")) ORDER BY d.event_seq LIMIT ?5")),
+                        std::string(kBlockingStates) + ")) ORDER BY d.next_attempt_at LIMIT ?5")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -133,7 +133,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       find_inbox_(db, "SELECT 1 FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?"),
       add_counters_(db,
                     "UPDATE sluice_consumers SET delivered_total = delivered_total + ?2, "
-                    "retries_total = retries_total + ?3 WHERE id = ?1"),
+                    "retries_total = retries_total + ?3, snoozed_total = snoozed_total + ?4 "
+                    "WHERE id = ?1"),
       next_due_(db,
                 "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
                 "state = 'pending' AND next_attempt_at > ?"),
@@ -693,11 +694,12 @@ void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const cha
 }
 
 void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result) {
-  if (result.delivered + result.retried == 0) return;
+  if (result.delivered + result.retried + result.snoozed == 0) return;
   add_counters_.reset();
   add_counters_.bind(1, static_cast<int64_t>(spec.id));
   add_counters_.bind(2, static_cast<int64_t>(result.delivered));
   add_counters_.bind(3, static_cast<int64_t>(result.retried));
+  add_counters_.bind(4, static_cast<int64_t>(result.snoozed));
   add_counters_.exec();
 }
 

@@ -37,6 +37,7 @@ CREATE TABLE sluice_consumers (
   retry_span_ms   INTEGER NOT NULL,        -- RetryPolicy::longest_span(): the dedup horizon
   delivered_total INTEGER NOT NULL DEFAULT 0,
   retries_total   INTEGER NOT NULL DEFAULT 0,
+  snoozed_total   INTEGER NOT NULL DEFAULT 0,  -- postponed without an attempt (a relay: broker down)
   created_at      INTEGER NOT NULL
 );
 

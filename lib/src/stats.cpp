@@ -70,7 +70,8 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
     std::vector<ConsumerStats> all;
     SQLite::Statement consumers(
         db,
-        "SELECT id, name, cursor, delivered_total, retries_total FROM sluice_consumers "
+        "SELECT id, name, cursor, delivered_total, retries_total, snoozed_total FROM "
+        "sluice_consumers "
         "ORDER BY name");
     SQLite::Statement topics(db,
                              "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
@@ -84,6 +85,7 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       stats.consumer = consumers.getColumn(1).getString();
       stats.delivered_total = consumers.getColumn(3).getInt64();
       stats.retries_total = consumers.getColumn(4).getInt64();
+      stats.snoozed_total = consumers.getColumn(5).getInt64();
       topics.reset();
       topics.bind(1, static_cast<int64_t>(id));
       while (topics.executeStep()) stats.topics.push_back(topics.getColumn(0).getString());
@@ -143,6 +145,9 @@ std::string metrics_text(SQLite::Database& db, const Options& options) {
        [](const ConsumerStats& s) { return static_cast<double>(s.delivered_total); }},
       {"sluice_retries_total", "counter", "Retries scheduled since the consumer was created.",
        [](const ConsumerStats& s) { return static_cast<double>(s.retries_total); }},
+      {"sluice_snoozed_total", "counter",
+       "Deliveries postponed without spending an attempt (snoozes; a relay: broker down).",
+       [](const ConsumerStats& s) { return static_cast<double>(s.snoozed_total); }},
       {"sluice_parked_keys", "gauge", "Ordering keys held back by a dead letter.",
        [](const ConsumerStats& s) { return static_cast<double>(s.parked_keys); }},
   };

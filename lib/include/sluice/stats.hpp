@@ -23,6 +23,9 @@ struct ConsumerStats {
   long long dead = 0;
   long long delivered_total = 0;
   long long retries_total = 0;
+  // Deliveries postponed without spending an attempt: snoozes (for the NATS relay, the broker
+  // being unreachable or slow).
+  long long snoozed_total = 0;
   // Age of the oldest pending event; 0 when none.
   Duration lag{0};
   // Keys held back by a dead letter (ordered consumers).
@@ -34,7 +37,8 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
 
 // Prometheus text exposition (version 0.0.4) of consumer_stats(): sluice_backlog,
 // sluice_lag_seconds, sluice_claimed, sluice_retrying, sluice_dead_letters,
-// sluice_delivered_total, sluice_retries_total, sluice_parked_keys, each labelled by consumer.
+// sluice_delivered_total, sluice_retries_total, sluice_snoozed_total, sluice_parked_keys, each
+// labelled by consumer.
 std::string metrics_text(SQLite::Database& db, const Options& options = {});
 
 }  // namespace sluice

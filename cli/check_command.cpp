@@ -1,0 +1,187 @@
+// `sluice check`: a health verdict fit for cron and probes (exit 0 healthy, 1 warnings,
+// 2 problems).
+#include <SQLiteCpp/Statement.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.hpp"
+#include "exit_code.hpp"
+#include "format.hpp"
+#include "json_fields.hpp"
+#include "sluice/database.hpp"
+#include "sluice/error.hpp"
+#include "sluice/retention.hpp"
+#include "sluice/stats.hpp"
+#include "table.hpp"
+
+namespace sluice::cli {
+namespace {
+
+enum class Severity { kOk, kWarning, kProblem };
+
+const char* severity_name(Severity severity) {
+  switch (severity) {
+    case Severity::kOk:
+      return "ok";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kProblem:
+      return "problem";
+  }
+  return "problem";
+}
+
+struct CheckResult {
+  std::string name;
+  Severity severity;
+  std::string detail;
+};
+
+// A failed open is a problem whose name says which check would have caught it.
+CheckResult open_failure(const std::exception& e) {
+  const char* name = "database";
+  if (dynamic_cast<const NotFound*>(&e) != nullptr ||
+      dynamic_cast<const NotADatabaseError*>(&e) != nullptr) {
+    name = "file";
+  } else if (dynamic_cast<const CorruptDatabaseError*>(&e) != nullptr) {
+    name = "integrity";
+  } else if (dynamic_cast<const SchemaVersionError*>(&e) != nullptr) {
+    name = "schema";
+  }
+  return {name, Severity::kProblem, e.what()};
+}
+
+CheckResult check_integrity(SQLite::Database& db) {
+  SQLite::Statement query(db, "PRAGMA integrity_check");
+  std::string findings;
+  int count = 0;
+  while (query.executeStep()) {
+    const std::string line = query.getColumn(0).getString();
+    if (line == "ok") continue;
+    if (count++ < 3) findings += (findings.empty() ? "" : "; ") + line;
+  }
+  if (count == 0) return {"integrity", Severity::kOk, "PRAGMA integrity_check: ok"};
+  return {"integrity", Severity::kProblem,
+          std::to_string(count) + " finding(s) from PRAGMA integrity_check: " + findings};
+}
+
+CheckResult check_schema(SQLite::Database& db) {
+  const int stored = stored_schema_version(db);
+  const int library = schema_version();
+  if (stored == library) {
+    return {"schema", Severity::kOk, "version " + std::to_string(stored)};
+  }
+  return {"schema", Severity::kProblem,
+          "file has version " + std::to_string(stored) + ", this sluice writes " +
+              std::to_string(library)};
+}
+
+CheckResult check_dedup_horizon(SQLite::Database& db, const Options& options) {
+  const Duration horizon = dedup_horizon(db, options);
+  return {"dedup_horizon", Severity::kOk,
+          format_duration(horizon) +
+              " (longest retry span of any consumer): prune with --older-than at least this"};
+}
+
+CheckResult check_expired_claims(SQLite::Database& db, const Options& options) {
+  SQLite::Statement query(db, "SELECT count(*) FROM sluice_claims WHERE lease_until < ?");
+  query.bind(1, static_cast<std::int64_t>(system_clock()->now().time_since_epoch().count()));
+  query.executeStep();
+  const long long expired = query.getColumn(0).getInt64();
+  if (expired == 0) return {"expired_claims", Severity::kOk, "none past the claim lease"};
+  return {"expired_claims", Severity::kWarning,
+          std::to_string(expired) + " claim(s) past their " + format_duration(options.claim_lease) +
+              " lease: a worker may be stuck"};
+}
+
+std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {
+  long long dead = 0;
+  long long parked = 0;
+  std::string dead_by, parked_by;
+  for (const ConsumerStats& s : stats) {
+    dead += s.dead;
+    parked += s.parked_keys;
+    if (s.dead > 0)
+      dead_by += (dead_by.empty() ? "" : ", ") + s.consumer + " " + std::to_string(s.dead);
+    if (s.parked_keys > 0) {
+      parked_by +=
+          (parked_by.empty() ? "" : ", ") + s.consumer + " " + std::to_string(s.parked_keys);
+    }
+  }
+  return {dead == 0 ? CheckResult{"dead_letters", Severity::kOk, "none"}
+                    : CheckResult{"dead_letters", Severity::kWarning,
+                                  std::to_string(dead) + " dead letter(s): " + dead_by +
+                                      " (see sluice dlq list --group)"},
+          parked == 0 ? CheckResult{"parked_keys", Severity::kOk, "none"}
+                      : CheckResult{"parked_keys", Severity::kWarning,
+                                    std::to_string(parked) +
+                                        " key(s) held back by a dead letter: " + parked_by}};
+}
+
+std::vector<CheckResult> run_checks(const Session& session) {
+  std::optional<SQLite::Database> db;
+  try {
+    db.emplace(session.open());
+  } catch (const Error& e) {
+    return {open_failure(e)};
+  }
+  std::vector<CheckResult> results;
+  results.push_back(check_integrity(*db));
+  if (results.back().severity == Severity::kProblem) return results;
+  const Options options = session.options();
+  results.push_back(check_schema(*db));
+  results.push_back(check_dedup_horizon(*db, options));
+  results.push_back(check_expired_claims(*db, options));
+  for (CheckResult& result : check_counts(consumer_stats(*db, options))) {
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
+  struct Args {
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* command = app.add_subcommand(
+      "check", "Health check: exit 0 healthy, 1 warnings, 2 problems (for cron and probes)");
+  command->footer(
+      "Checks: file, integrity (PRAGMA integrity_check), schema version, dedup_horizon,\n"
+      "expired_claims, dead_letters, parked_keys.\nExample:\n  sluice --db app.db check --json || "
+      "alert");
+  command->add_flag("--json", args->json, "Print {status, checks: [{name, status, detail}]}");
+  command->callback([session, args]() {
+    session->require_path();
+    const auto results = run_checks(*session);
+    Severity worst = Severity::kOk;
+    for (const CheckResult& r : results) worst = std::max(worst, r.severity);
+    if (args->json) {
+      Json checks = Json::array();
+      for (const CheckResult& r : results) {
+        checks.push_back(
+            Json{{"name", r.name}, {"status", severity_name(r.severity)}, {"detail", r.detail}});
+      }
+      print_json(std::cout, Json{{"status", severity_name(worst)}, {"checks", checks}});
+    } else {
+      const Style style = session->style();
+      Table table({"CHECK", "STATUS", "DETAIL"});
+      for (const CheckResult& r : results) {
+        const std::string status = severity_name(r.severity);
+        table.add_row({r.name,
+                       r.severity == Severity::kOk        ? style.green(status)
+                       : r.severity == Severity::kWarning ? style.yellow(status)
+                                                          : style.red(status),
+                       r.detail});
+      }
+      table.print(std::cout, style);
+    }
+    session->exit_code = worst == Severity::kOk        ? kExitOk
+                         : worst == Severity::kWarning ? kExitWarnings
+                                                       : kExitProblems;
+  });
+}
+
+}  // namespace sluice::cli

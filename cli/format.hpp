@@ -1,0 +1,28 @@
+// Text forms of times and durations as the CLI reads and prints them.
+#pragma once
+
+#include <string>
+
+#include "sluice/clock.hpp"
+
+namespace sluice::cli {
+
+// RFC 3339 in UTC with milliseconds, e.g. "2026-11-29T10:32:41.123Z".
+std::string format_time(TimePoint t);
+
+// Parses RFC 3339: "2026-11-29T10:32:41Z", with optional fraction and a Z or ±hh:mm offset
+// ('t', 'z' and a space separator accepted too). Throws UsageError naming the text.
+TimePoint parse_time(const std::string& text);
+
+// Shortest form in the largest units, at most two of them: "250ms", "30s", "15m", "1h30m", "7d".
+std::string format_duration(Duration d);
+
+// One or more <integer><unit> parts, unit one of ms, s, m, h, d: "30s", "15m", "12h", "7d",
+// "1h30m". Throws UsageError naming the text.
+Duration parse_duration(const std::string& text);
+
+// A point in time given either as RFC 3339 or as a duration meaning that long before `now`
+// ("2h" is two hours ago). Throws UsageError.
+TimePoint parse_time_or_ago(const std::string& text, TimePoint now);
+
+}  // namespace sluice::cli

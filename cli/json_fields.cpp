@@ -1,0 +1,81 @@
+#include "json_fields.hpp"
+
+#include "fingerprint.hpp"
+#include "format.hpp"
+
+namespace sluice::cli {
+
+Json time_json(const std::optional<TimePoint>& t) {
+  return t ? Json(format_time(*t)) : Json(nullptr);
+}
+
+Json event_json(const Event& event) {
+  Json headers = Json::object();
+  for (const auto& [name, value] : event.headers) headers[name] = value;
+  // The library validated the payload on enqueue; keep it verbatim should it ever not parse.
+  Json payload = Json::parse(event.payload, nullptr, false);
+  if (payload.is_discarded()) payload = event.payload;
+  return Json{{"seq", event.seq},
+              {"id", event.id},
+              {"topic", event.topic},
+              {"key", event.key},
+              {"dedup_key", event.dedup_key},
+              {"created_at", format_time(event.created_at)},
+              {"not_before", time_json(event.not_before)},
+              {"headers", headers},
+              {"payload", payload}};
+}
+
+Json delivery_json(const DeliveryStatus& status) {
+  return Json{{"consumer", status.consumer},
+              {"state", status.state},
+              {"attempts", status.attempts},
+              {"next_attempt_at", time_json(status.next_attempt_at)},
+              {"delivered_at", time_json(status.delivered_at)},
+              {"last_error", status.last_error}};
+}
+
+Json attempt_json(const AttemptRecord& attempt) {
+  return Json{{"consumer", attempt.consumer},
+              {"attempt", attempt.attempt},
+              {"at", format_time(attempt.at)},
+              {"outcome", attempt.outcome},
+              {"error", attempt.error}};
+}
+
+Json dead_letter_json(const DeadLetter& dead_letter) {
+  return Json{{"event_id", dead_letter.event_id},
+              {"event_seq", dead_letter.event_seq},
+              {"consumer", dead_letter.consumer},
+              {"topic", dead_letter.topic},
+              {"key", dead_letter.key},
+              {"reason", dead_letter.reason},
+              {"last_error", dead_letter.last_error},
+              {"fingerprint", error_fingerprint(dead_letter.last_error)},
+              {"attempts", dead_letter.attempts},
+              {"first_failed_at", format_time(dead_letter.first_failed_at)},
+              {"last_failed_at", format_time(dead_letter.last_failed_at)},
+              {"discarded", dead_letter.discarded},
+              {"note", dead_letter.note}};
+}
+
+Json consumer_stats_json(const ConsumerStats& stats) {
+  return Json{{"consumer", stats.consumer},
+              {"topics", stats.topics},
+              {"pending", stats.pending},
+              {"claimed", stats.claimed},
+              {"retrying", stats.retrying},
+              {"dead", stats.dead},
+              {"delivered_total", stats.delivered_total},
+              {"retries_total", stats.retries_total},
+              {"lag_seconds", static_cast<double>(stats.lag.count()) / 1000.0},
+              {"parked_keys", stats.parked_keys}};
+}
+
+void print_json(std::ostream& out, const Json& document) { out << document.dump(2) << '\n'; }
+
+void print_json_line(std::ostream& out, const Json& document) {
+  out << document.dump() << '\n' << std::flush;
+}
+
+}  // namespace sluice::cli

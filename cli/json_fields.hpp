@@ -1,0 +1,38 @@
+// The JSON shapes of `--json` output. Field names here are a stable interface for scripts:
+// docs/operating.md lists them; add fields, never rename or remove one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sluice/dead_letters.hpp"
+#include "sluice/event.hpp"
+#include "sluice/inspect.hpp"
+#include "sluice/stats.hpp"
+
+namespace sluice::cli {
+
+// Keeps fields in the documented order.
+using Json = nlohmann::ordered_json;
+
+// seq, id, topic, key, dedup_key, created_at, not_before, headers, payload (parsed JSON).
+Json event_json(const Event& event);
+// consumer, state, attempts, next_attempt_at, delivered_at, last_error.
+Json delivery_json(const DeliveryStatus& status);
+// consumer, attempt, at, outcome, error.
+Json attempt_json(const AttemptRecord& attempt);
+// event_id, event_seq, consumer, topic, key, reason, last_error, fingerprint, attempts,
+// first_failed_at, last_failed_at, discarded, note.
+Json dead_letter_json(const DeadLetter& dead_letter);
+// consumer, topics, pending, claimed, retrying, dead, delivered_total, retries_total,
+// lag_seconds, parked_keys.
+Json consumer_stats_json(const ConsumerStats& stats);
+
+// An RFC 3339 string, or null when unset.
+Json time_json(const std::optional<TimePoint>& t);
+
+// Writes `document` indented (one document per command) or on one line (JSON lines).
+void print_json(std::ostream& out, const Json& document);
+void print_json_line(std::ostream& out, const Json& document);
+
+}  // namespace sluice::cli

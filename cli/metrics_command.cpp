@@ -1,0 +1,32 @@
+// `sluice metrics`: Prometheus text exposition, printed once or served over HTTP.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.hpp"
+#include "metrics_server.hpp"
+#include "sluice/stats.hpp"
+
+namespace sluice::cli {
+
+void add_metrics_command(CLI::App& app, std::shared_ptr<Session> session) {
+  struct Args {
+    std::string listen;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* command = app.add_subcommand(
+      "metrics", "Prometheus metrics per consumer: print them, or serve /metrics with --listen");
+  command->footer(
+      "Metrics: sluice_backlog, sluice_lag_seconds, sluice_claimed, sluice_retrying,\n"
+      "sluice_dead_letters, sluice_delivered_total, sluice_retries_total, sluice_parked_keys,\n"
+      "each labelled {consumer=\"...\"}.\nExample:\n  sluice --db app.db metrics\n"
+      "  sluice --db app.db metrics --listen 127.0.0.1:9464");
+  command->add_option("--listen", args->listen, "Serve GET /metrics on HOST:PORT until Ctrl-C")
+      ->type_name("HOST:PORT");
+  command->callback([session, args]() {
+    if (!args->listen.empty()) return serve_metrics(*session, args->listen);
+    SQLite::Database db = session->open();
+    std::cout << metrics_text(db, session->options());
+  });
+}
+
+}  // namespace sluice::cli

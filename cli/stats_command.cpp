@@ -1,0 +1,137 @@
+// `sluice stats`: per-consumer backlog, failures and lag, once or redrawn with --watch.
+#include <CLI/CLI.hpp>
+#include <deque>
+#include <iostream>
+#include <map>
+
+#include "commands.hpp"
+#include "format.hpp"
+#include "interrupt.hpp"
+#include "json_fields.hpp"
+#include "sluice/stats.hpp"
+#include "sparkline.hpp"
+#include "table.hpp"
+#include "usage_error.hpp"
+
+namespace sluice::cli {
+namespace {
+
+// Backlog samples kept per consumer for the --watch trend.
+constexpr std::size_t kTrendSamples = 20;
+
+using Trends = std::map<std::string, std::deque<long long>>;
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : ",") + part;
+  return text;
+}
+
+std::string highlight(const Style& style, long long value, bool bad) {
+  const std::string text = std::to_string(value);
+  if (value == 0) return text;
+  return bad ? style.red(text) : style.yellow(text);
+}
+
+void print_table(const std::vector<ConsumerStats>& stats, const Trends* trends,
+                 const Style& style) {
+  std::vector<std::string> headers{"CONSUMER", "TOPICS",    "PENDING", "CLAIMED", "RETRYING",
+                                   "DEAD",     "DELIVERED", "RETRIES", "LAG",     "PARKED"};
+  if (trends != nullptr) headers.push_back("BACKLOG TREND");
+  Table table(headers);
+  for (std::size_t column = 2; column <= 9; ++column) table.align_right(column);
+  for (const ConsumerStats& s : stats) {
+    std::vector<std::string> row{s.consumer,
+                                 join(s.topics),
+                                 std::to_string(s.pending),
+                                 std::to_string(s.claimed),
+                                 highlight(style, s.retrying, false),
+                                 highlight(style, s.dead, true),
+                                 std::to_string(s.delivered_total),
+                                 std::to_string(s.retries_total),
+                                 format_duration(s.lag),
+                                 highlight(style, s.parked_keys, false)};
+    if (trends != nullptr) {
+      const auto& samples = trends->at(s.consumer);
+      row.push_back(sparkline({samples.begin(), samples.end()}));
+    }
+    table.add_row(row);
+  }
+  table.print(std::cout, style);
+  if (stats.empty()) std::cout << "(no consumers yet)\n";
+}
+
+Json stats_document(const std::vector<ConsumerStats>& stats, TimePoint now) {
+  Json consumers = Json::array();
+  for (const ConsumerStats& s : stats) consumers.push_back(consumer_stats_json(s));
+  return Json{{"generated_at", format_time(now)}, {"consumers", consumers}};
+}
+
+// --watch takes whole seconds ("2") or a duration ("500ms").
+Duration parse_interval(const std::string& text) {
+  const bool plain_seconds =
+      !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  const Duration interval =
+      plain_seconds ? Duration(std::stoll(text.substr(0, 9)) * 1000) : parse_duration(text);
+  if (interval < std::chrono::milliseconds(100)) {
+    throw UsageError("invalid --watch interval '" + text + "': must be at least 100ms");
+  }
+  return interval;
+}
+
+void watch(SQLite::Database& db, const Session& session, bool json, Duration interval) {
+  InterruptWatch interrupt;
+  const Style style = session.style();
+  const bool redraw_in_place = is_terminal(1);
+  Trends trends;
+  do {
+    const TimePoint now = system_clock()->now();
+    const auto stats = consumer_stats(db, session.options());
+    if (json) {
+      print_json_line(std::cout, stats_document(stats, now));
+      continue;
+    }
+    for (const ConsumerStats& s : stats) {
+      auto& samples = trends[s.consumer];
+      samples.push_back(s.pending);
+      if (samples.size() > kTrendSamples) samples.pop_front();
+    }
+    if (redraw_in_place) std::cout << "\x1b[H\x1b[2J";
+    std::cout << style.dim(session.db_path + "  " + format_time(now) + "  every " +
+                           format_duration(interval) + " (Ctrl-C to stop)")
+              << '\n';
+    print_table(stats, &trends, style);
+    if (!redraw_in_place) std::cout << '\n';
+    std::cout << std::flush;
+  } while (!interrupt.wait_for(interval));
+}
+
+}  // namespace
+
+void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
+  struct Args {
+    bool json = false;
+    std::string watch;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* command = app.add_subcommand(
+      "stats", "Per consumer: pending, claimed, retrying, dead, delivered, retries, lag, parked");
+  command->footer(
+      "Example:\n  sluice --db app.db stats\n  sluice --db app.db stats --watch 2   "
+      "# redraw every 2 s with a backlog sparkline");
+  command->add_flag("--json", args->json,
+                    "Print {generated_at, consumers: [...]}; with --watch one line per sample");
+  command->add_option("--watch", args->watch, "Redraw every SECONDS (or a duration) until Ctrl-C")
+      ->type_name("SECONDS");
+  command->callback([session, args]() {
+    const Duration interval = args->watch.empty() ? Duration(0) : parse_interval(args->watch);
+    SQLite::Database db = session->open();
+    if (!args->watch.empty()) return watch(db, *session, args->json, interval);
+    const TimePoint now = system_clock()->now();
+    const auto stats = consumer_stats(db, session->options());
+    if (args->json) return print_json(std::cout, stats_document(stats, now));
+    print_table(stats, nullptr, session->style());
+  });
+}
+
+}  // namespace sluice::cli

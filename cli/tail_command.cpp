@@ -1,0 +1,76 @@
+// `sluice tail`: follow new events as they commit, like `tail -f`.
+#include <SQLiteCpp/Statement.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.hpp"
+#include "event_views.hpp"
+#include "format.hpp"
+#include "interrupt.hpp"
+#include "json_fields.hpp"
+#include "sluice/inspect.hpp"
+
+namespace sluice::cli {
+namespace {
+
+constexpr int kPageSize = 500;
+
+std::int64_t newest_seq(SQLite::Database& db) {
+  return db.execAndGet("SELECT coalesce(max(seq), 0) FROM sluice_events").getInt64();
+}
+
+// Changes whenever another connection commits to the file.
+std::int64_t data_version(SQLite::Database& db) {
+  return db.execAndGet("PRAGMA data_version").getInt64();
+}
+
+void print_line(const Event& event, bool json) {
+  if (json) return print_json_line(std::cout, event_json(event));
+  std::cout << format_time(event.created_at) << "  " << event.seq << "  " << event.topic << "  "
+            << event.id << (event.key.empty() ? "" : "  key=" + event.key) << "  "
+            << compact_payload(event, 200) << '\n'
+            << std::flush;
+}
+
+}  // namespace
+
+void add_tail_command(CLI::App& app, std::shared_ptr<Session> session) {
+  struct Args {
+    std::string topic;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* command = app.add_subcommand("tail", "Follow new events as they commit, until Ctrl-C");
+  command->footer("Example:\n  sluice --db app.db tail --topic order.placed --json | jq .payload");
+  command->add_option("--topic", args->topic, "Only this topic");
+  command->add_flag("--json", args->json, "One event object per line (as in `events --json`)");
+  command->callback([session, args]() {
+    SQLite::Database db = session->open();
+    InterruptWatch interrupt;
+    EventFilter filter;
+    filter.topic = args->topic;
+    filter.limit = kPageSize;
+    filter.after_seq = newest_seq(db);
+    std::int64_t version = data_version(db);
+    std::cerr << "following " << session->db_path << " after seq " << filter.after_seq
+              << " (Ctrl-C to stop)" << std::endl;
+    while (!interrupt.interrupted()) {
+      std::vector<Event> page;
+      do {
+        page = list_events(db, filter);
+        for (const Event& event : page) print_line(event, args->json);
+        if (!page.empty()) filter.after_seq = page.back().seq;
+      } while (page.size() == static_cast<std::size_t>(kPageSize));
+      while (!interrupt.wait_for(session->options().poll_interval)) {
+        const std::int64_t now_version = data_version(db);
+        if (now_version != version) {
+          version = now_version;
+          break;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,63 @@
+// `sluice export` writes an incident file that a unit test opens to replay the incident
+// against a (fixed) handler.
+#include <SQLiteCpp/Backup.h>
+#include <doctest/doctest.h>
+
+#include "support/cli_fixture.hpp"
+
+using namespace sluice;
+using namespace sluice::test;
+
+TEST_CASE("an exported incident holds the event, its deliveries, attempts and dead letter") {
+  CliFixture f;
+  f.init();
+  const std::string other = f.enqueue_order(1);
+  const std::string bad = f.enqueue_order(2, true);
+  f.deliver();
+  const std::string incident = f.dir.file("incident.db");
+  const auto exported = f.json({"export", "--event", bad, "-o", incident});
+  CHECK(exported["event_id"] == bad);
+  CHECK(exported["rows"]["sluice_events"] == 1);
+  CHECK(exported["rows"]["sluice_deliveries"] == 1);
+  CHECK(exported["rows"]["sluice_attempts"] >= 1);
+
+  SQLite::Database db = open_database(incident, {}, OpenMode::kExisting);
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events").getInt() == 1);
+  CHECK_THROWS_AS(find_event(db, other), NotFound);
+  const Event event = find_event(db, bad);
+  CHECK(event.payload == "{\"order\":2,\"fail\":true}");
+  const auto dead = list_dead_letters(db, {});
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].consumer == "billing");
+  CHECK(dead[0].last_error == "order 2 rejected: card 'ORDER-2' declined");
+  CHECK_FALSE(attempt_history(db, event).empty());
+}
+
+TEST_CASE("a test replays an exported incident against a fixed handler, also in memory") {
+  CliFixture f;
+  f.init();
+  const std::string bad = f.enqueue_order(2, true);
+  f.deliver();
+  const std::string incident = f.dir.file("incident.db");
+  REQUIRE(f.sluice({"export", "--event", bad, "-o", incident}).exit_code == 0);
+
+  // Load the incident into :memory: so the replay leaves the incident file as it was.
+  SQLite::Database memory(":memory:", SQLite::OPEN_READWRITE);
+  {
+    SQLite::Database file(incident, SQLite::OPEN_READONLY);
+    SQLite::Backup copy(memory, file);
+    copy.executeStep();
+  }
+  Worker worker(memory);
+  std::vector<std::string> handled;
+  worker.subscribe(
+      "billing", "order.placed",
+      [&handled](const Event& event, Context&) { handled.push_back(event.id); },
+      ConsumerOptions{.start_from = StartFrom::kOldest});
+  CHECK(worker.run_until_idle().delivered == 0);  // Dead until replayed.
+  DeadLetterFilter all;
+  CHECK(replay_dead_letters(memory, all) == 1);
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(handled == std::vector<std::string>{bad});
+  CHECK(list_dead_letters(memory, all).empty());
+}
