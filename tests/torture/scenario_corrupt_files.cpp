@@ -6,12 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <sluice/sluice.hpp>
 #include <sstream>
+#include <vector>
 
 #include "child_process.hpp"
 #include "in_process_pipeline.hpp"
@@ -61,17 +63,17 @@ void write_all(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// A populated sluice file: delivered events, a retrying one, a dead letter.
-std::string build_template(const TempDir& dir) {
-  const std::string path = dir.file("template.db");
+// A populated sluice file: delivered events, dead letters, pending events. Returns the ID of a
+// dead-lettered event, for `sluice show`.
+std::string build_template(const std::string& path) {
   InProcessPipeline pipeline(path);
   pipeline.enqueue(40);
-  pipeline.enqueue(3, true);
+  const std::string dead_id = pipeline.enqueue(3, true).front();
   pipeline.drain();
   pipeline.enqueue(10);
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  return path;
+  return dead_id;
 }
 
 // Makes the file claim a schema version newer than this library's.
@@ -171,15 +173,61 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
   ::_exit(rc);
 }
 
+struct CliTally {
+  long long runs = 0;
+  std::map<int, long long> exits;
+};
+
+// Runs `sluice --db PATH command...` on the damaged file: it must end with a documented exit code
+// (0 ok, 1 not found or warnings, 2 usage or problems found, 3 database error), say what went
+// wrong in one line on stderr (`check` reports on stdout), and never crash, trip a sanitizer or
+// report an exception sluice did not classify.
+void check_cli_run(const SuiteConfig& config, const std::vector<std::string>& command,
+                   const std::string& path, const std::string& stderr_path, const std::string& kind,
+                   CliTally& tally, ScenarioResult& result) {
+  std::vector<std::string> args{"--db", path};
+  args.insert(args.end(), command.begin(), command.end());
+  std::string name = "sluice";
+  for (const std::string& word : command) name += " " + word;
+  ChildProcess cli(
+      config.cli_exe, args,
+      {{"ASAN_OPTIONS", "exitcode=" + std::to_string(kSanitizerExitCode)},
+       {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=" + std::to_string(kSanitizerExitCode)}},
+      stderr_path);
+  const int status = cli.wait();
+  ++tally.runs;
+  const std::string err = read_all(stderr_path);
+  const auto lines = std::count(err.begin(), err.end(), '\n');
+  if (!WIFEXITED(status) || WEXITSTATUS(status) > 3) {
+    result.fail(kind + " file: `" + name + "` ended with " + describe_status(status) + ": " +
+                err.substr(0, 300));
+    return;
+  }
+  ++tally.exits[WEXITSTATUS(status)];
+  if (lines > 1 || (!err.empty() && (err.rfind("sluice: ", 0) != 0 || err.back() != '\n'))) {
+    result.fail(kind + " file: `" + name +
+                "` wrote more than one line to stderr: " + err.substr(0, 300));
+  } else if (err.empty() && WEXITSTATUS(status) != 0 && command.front() != "check") {
+    result.fail(kind + " file: `" + name + "` ended with " + describe_status(status) +
+                " and no message");
+  } else if (err.find("unexpected error") != std::string::npos) {
+    result.fail(kind + " file: `" + name + "` met an exception sluice did not classify: " + err);
+  }
+}
+
 }  // namespace
 
 ScenarioResult run_corrupt_files(const SuiteConfig& config) {
   ScenarioResult result("9 corrupt/hostile files");
   TempDir dir;
-  const std::string template_bytes = read_all(build_template(dir));
+  const std::string template_path = dir.file("template.db");
+  const std::string dead_id = build_template(template_path);
+  const std::string template_bytes = read_all(template_path);
+  const std::vector<std::vector<std::string>> commands = {
+      {"stats"}, {"check"}, {"dlq", "list"}, {"events"}, {"show", dead_id}};
+  CliTally cli;
   std::mt19937_64 rng(config.seed * 139);
   const std::string path = dir.file("victim.db");
-  long long cli_runs = 0;
   std::map<std::string, long long> outcomes;
   for (long long i = 0; i < config.count(60, 1000); ++i) {
     std::filesystem::remove(path + "-wal");
@@ -206,17 +254,11 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config) {
       }
     }
     if (!config.cli_exe.empty()) {
-      for (const char* command : {"stats", "check", "dead-letters"}) {
-        ChildProcess cli(
-            config.cli_exe, {command, path},
-            {{"ASAN_OPTIONS", "exitcode=99"}, {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=99"}});
-        const int cli_status = cli.wait();
-        ++cli_runs;
-        if (WIFSIGNALED(cli_status) ||
-            (WIFEXITED(cli_status) && WEXITSTATUS(cli_status) == kSanitizerExitCode)) {
-          result.fail(kind + " file: `sluice " + command + "` ended with " +
-                      describe_status(cli_status));
-        }
+      // Every case meets the CLI: one command in turn in the short run, all of them in --long.
+      const std::size_t first = config.long_run ? 0 : static_cast<std::size_t>(i) % commands.size();
+      const std::size_t last = config.long_run ? commands.size() : first + 1;
+      for (std::size_t c = first; c < last; ++c) {
+        check_cli_run(config, commands[c], path, dir.file("cli.stderr"), kind, cli, result);
       }
     }
     struct stat after {};
@@ -231,7 +273,11 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config) {
     result.notes +=
         (result.notes.back() == '(' ? "" : ", ") + outcome + " " + std::to_string(count);
   }
-  result.notes += "), CLI runs=" + std::to_string(cli_runs);
+  result.notes += "), CLI runs=" + std::to_string(cli.runs) + " (exit";
+  for (const auto& [code, count] : cli.exits) {
+    result.notes += " " + std::to_string(code) + ":" + std::to_string(count);
+  }
+  result.notes += ")";
   return result;
 }
 

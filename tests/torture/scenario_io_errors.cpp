@@ -180,17 +180,18 @@ ScenarioResult run_disk_full(const SuiteConfig& config) {
   ScenarioResult result("4 disk full");
   TempDir dir;
   FaultVfs vfs(kFaultVfsName);
+  long long storage_full_errors = 0;
+  long long rounds_hit = 0;
   for (long long round = 0; round < config.count(3, 20); ++round) {
     const std::string path = dir.file("full-" + std::to_string(round) + ".db");
     InProcessPipeline pipeline(path);
     const std::vector<std::string> ids = pipeline.enqueue(8);
-    long long storage_full_errors = 0;
     {
       SQLite::Database db(path, SQLite::OPEN_READWRITE, 0, vfs.name().c_str());
       configure_connection(db, pipeline.options());
       Worker worker(db, pipeline.options());
       pipeline.subscribe(worker);
-      vfs.arm({.fail_at = 1 + round,
+      vfs.arm({.fail_at = 1 + round % 3,
                .persistent = true,
                .error = SQLITE_FULL,
                .calls = kWrite | kTruncate});
@@ -205,6 +206,7 @@ ScenarioResult run_disk_full(const SuiteConfig& config) {
         }
         pipeline.clock().advance(std::chrono::minutes(10));
       }
+      if (vfs.faults() > 0) ++rounds_hit;
       vfs.disarm();
       worker.run_until_idle();
     }
@@ -227,9 +229,13 @@ ScenarioResult run_disk_full(const SuiteConfig& config) {
     result.unexpected += check.unexpected;
     if (check.integrity != "ok") result.integrity = check.integrity;
     ++result.runs;
-    result.notes = "SQLITE_FULL on every write from call N; StorageFullError raised " +
-                   std::to_string(storage_full_errors) + " times in the last round";
   }
+  if (rounds_hit != result.runs) {
+    result.fail("the disk filled up in only " + std::to_string(rounds_hit) + " of " +
+                std::to_string(result.runs) + " rounds");
+  }
+  result.notes = "SQLITE_FULL on every write from call 1-3; StorageFullError raised " +
+                 std::to_string(storage_full_errors) + " times";
   return result;
 }
 

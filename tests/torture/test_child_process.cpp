@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <fstream>
+#include <string>
+
 #include "child_process.hpp"
+#include "temp_dir.hpp"
 
 namespace sluice::torture {
 namespace {
@@ -30,6 +34,17 @@ TEST_CASE("child process read_progress takes what was reported without waiting f
   CHECK(child.progress() == 1);
   CHECK(child.read_progress() == 3);
   CHECK(child.read_progress() == 3);
+}
+
+TEST_CASE("child process stderr can go to a file") {
+  TempDir dir;
+  const std::string err = dir.file("stderr.txt");
+  ChildProcess child("/bin/sh", {"-c", "echo oops >&2; exit 1"}, {}, err);
+  CHECK(describe_status(child.wait()) == "exit 1");
+  std::ifstream in(err);
+  std::string line;
+  CHECK(std::getline(in, line));
+  CHECK(line == "oops");
 }
 
 TEST_CASE("child process that exits early ends progress and keeps its exit code") {

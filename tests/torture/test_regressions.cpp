@@ -142,5 +142,22 @@ TEST_CASE("regression: binding an Outbox overrides the connection's wal_autochec
   CHECK(frames_in_wal < 100);
 }
 
+// validate_new_event() (lib/src/event_codec.cpp) checks the payload with is_valid_json() and, on
+// failure, parses it again with nlohmann::json::parse() only to word the error, catching
+// nlohmann::json::parse_error. For malformed JSON whose first problem nlohmann meets is a number
+// too large for a double ("[1e999999": unterminated, and 1e999999 overflows), parse() throws
+// nlohmann::json::out_of_range (406) instead, which escapes enqueue()/receive() as a non-sluice
+// exception. Found by the libFuzzer target in --long (input "[1e888" as a batch payload) and the
+// hostile-payload mutations. Fix: catch nlohmann::json::exception, the base of both.
+TEST_CASE("regression: malformed JSON with an overflowing number is refused with InvalidArgument") {
+  SQLite::Database db = open_database(":memory:");
+  Outbox outbox(db);
+  NewEvent e;
+  e.topic = "t";
+  e.payload = "[1e999999";
+  CHECK_THROWS_AS(outbox.enqueue_now(e), InvalidArgument);
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events").getInt() == 0);
+}
+
 }  // namespace
 }  // namespace sluice::torture
