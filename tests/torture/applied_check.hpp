@@ -16,6 +16,10 @@ inline constexpr const char* kAppliedTableSql =
     "n INTEGER PRIMARY KEY AUTOINCREMENT, consumer TEXT NOT NULL, event_id TEXT NOT NULL, "
     "seq INTEGER NOT NULL, key TEXT NOT NULL)";
 
+// The app's own table the producer writes in the same transaction as each enqueue.
+inline constexpr const char* kOrdersTableSql =
+    "CREATE TABLE IF NOT EXISTS torture_orders(event_id TEXT NOT NULL)";
+
 struct AppliedCheck {
   // Acknowledged events.
   long long events = 0;

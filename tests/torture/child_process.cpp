@@ -15,7 +15,7 @@
 namespace sluice::torture {
 
 ChildProcess::ChildProcess(const std::string& exe, const std::vector<std::string>& args,
-                           const Env& env) {
+                           const Env& env, const std::string& stderr_path) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("ChildProcess: pipe failed: ") + std::strerror(errno));
@@ -32,6 +32,11 @@ ChildProcess::ChildProcess(const std::string& exe, const std::vector<std::string
   }
   if (pid_ == 0) {
     ::dup2(fds[1], STDOUT_FILENO);
+    if (!stderr_path.empty()) {
+      const int err = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (err < 0) ::_exit(126);
+      ::dup2(err, STDERR_FILENO);
+    }
     for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
@@ -59,6 +64,21 @@ bool ChildProcess::wait_progress(long long steps, std::chrono::milliseconds stal
     progress_ += n;
   }
   return true;
+}
+
+long long ChildProcess::read_progress() {
+  char buf[4096];
+  for (;;) {
+    pollfd readable{out_fd_, POLLIN, 0};
+    const int ready = ::poll(&readable, 1, 0);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    const ssize_t n = ::read(out_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    progress_ += n;
+  }
+  return progress_;
 }
 
 int ChildProcess::kill9() {

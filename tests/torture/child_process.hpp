@@ -11,13 +11,16 @@
 namespace sluice::torture {
 
 // Not thread-safe. The child's stdout is a pipe on which it reports progress, one byte per
-// step; its stderr is the parent's. The destructor kills and reaps a child still running.
+// step; its stderr is the parent's unless redirected to a file. The destructor kills and reaps a
+// child still running.
 class ChildProcess {
  public:
   using Env = std::vector<std::pair<std::string, std::string>>;
 
-  // Starts `exe` with `args` and the parent's environment plus `env`.
-  ChildProcess(const std::string& exe, const std::vector<std::string>& args, const Env& env = {});
+  // Starts `exe` with `args` and the parent's environment plus `env`. With `stderr_path`, the
+  // child's stderr goes to that file (truncated) instead of the parent's.
+  ChildProcess(const std::string& exe, const std::vector<std::string>& args, const Env& env = {},
+               const std::string& stderr_path = "");
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -28,6 +31,9 @@ class ChildProcess {
   // stdout (exited) first, or made no progress for `stall` (a watchdog against a hung child).
   bool wait_progress(long long steps, std::chrono::milliseconds stall = std::chrono::seconds(20));
   long long progress() const { return progress_; }
+
+  // Reads the progress the child has reported so far without waiting; returns the total.
+  long long read_progress();
 
   // SIGKILL, then reaps; returns the wait status.
   int kill9();

@@ -2,53 +2,53 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <sluice/sluice.hpp>
+
+#include "applied_check.hpp"
+
 namespace sluice::torture {
 
-std::vector<ConsumerState> consumer_states(SQLite::Database& db) {
-  std::vector<ConsumerState> states;
-  SQLite::Statement q(db, R"sql(
-    SELECT c.name,
-      (SELECT count(*) FROM sluice_events e JOIN sluice_subscriptions s
-         ON s.consumer_id = c.id AND s.topic = e.topic
-       WHERE e.seq > c.cursor AND e.seq > s.start_seq)
-      + (SELECT count(*) FROM sluice_deliveries d WHERE d.consumer_id = c.id
-         AND d.state = 'pending'),
-      (SELECT count(*) FROM sluice_deliveries d WHERE d.consumer_id = c.id
-         AND d.state = 'claimed')
-      + (SELECT count(*) FROM sluice_claims k WHERE k.consumer_id = c.id),
-      (SELECT count(*) FROM sluice_deliveries d WHERE d.consumer_id = c.id AND d.state = 'dead'),
-      c.retries_total
-    FROM sluice_consumers c ORDER BY c.name)sql");
-  while (q.executeStep()) {
-    states.push_back({q.getColumn(0).getString(), q.getColumn(1).getInt64(),
-                      q.getColumn(2).getInt64(), q.getColumn(3).getInt64(),
-                      q.getColumn(4).getInt64()});
-  }
-  return states;
-}
-
-std::vector<DeadLetterRow> dead_letter_rows(SQLite::Database& db) {
-  std::vector<DeadLetterRow> rows;
-  SQLite::Statement q(db, R"sql(
-    SELECT e.id, c.name, coalesce(d.reason, '') FROM sluice_deliveries d
-    JOIN sluice_events e ON e.seq = d.event_seq
-    JOIN sluice_consumers c ON c.id = d.consumer_id
-    WHERE d.state = 'dead' ORDER BY d.event_seq)sql");
-  while (q.executeStep()) {
-    rows.push_back(
-        {q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString()});
-  }
-  return rows;
+long long claims_left(SQLite::Database& db) {
+  return db.execAndGet("SELECT count(*) FROM sluice_claims").getInt64();
 }
 
 long long delivered_without_effect(SQLite::Database& db, const std::string& consumer) {
-  SQLite::Statement q(db, R"sql(
-    SELECT count(*) FROM sluice_inbox i JOIN sluice_consumers c ON c.id = i.consumer_id
-    WHERE c.name = ?1 AND NOT EXISTS (SELECT 1 FROM torture_applied a
-                                      WHERE a.consumer = ?1 AND a.event_id = i.event_id))sql");
-  q.bind(1, consumer);
-  q.executeStep();
-  return q.getColumn(0).getInt64();
+  db.exec(kAppliedTableSql);
+  SQLite::Statement applied(db,
+                            "SELECT count(*) FROM torture_applied WHERE consumer = ? AND "
+                            "event_id = ?");
+  EventFilter filter;
+  filter.consumer = consumer;
+  filter.state = "delivered";
+  filter.limit = 500;
+  long long missing = 0;
+  for (;;) {
+    const std::vector<Event> page = list_events(db, filter);
+    for (const Event& e : page) {
+      applied.bind(1, consumer);
+      applied.bind(2, e.id);
+      applied.executeStep();
+      if (applied.getColumn(0).getInt64() == 0) ++missing;
+      applied.reset();
+    }
+    if (page.size() < static_cast<std::size_t>(filter.limit)) return missing;
+    filter.after_seq = page.back().seq;
+  }
+}
+
+bool event_stored(SQLite::Database& db, const std::string& event_id) {
+  try {
+    find_event(db, event_id);
+    return true;
+  } catch (const NotFound&) {
+    return false;
+  }
+}
+
+std::set<std::string> dead_letter_ids(SQLite::Database& db) {
+  std::set<std::string> ids;
+  for (const DeadLetter& letter : list_dead_letters(db, {})) ids.insert(letter.event_id);
+  return ids;
 }
 
 }  // namespace sluice::torture

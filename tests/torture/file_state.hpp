@@ -1,36 +1,27 @@
-// What the torture checks read straight from a sluice file's tables, independent of the
-// library's own reporting: each consumer's unfinished work, open claims and dead letters.
+// What the torture checks read from a sluice file beyond the ledger: the library's own reports
+// (list_events, list_dead_letters, find_event) and, by SQL, the one thing the API does not expose
+// (claim records left behind by a worker).
 #pragma once
 
 #include <SQLiteCpp/Database.h>
 
+#include <set>
 #include <string>
-#include <vector>
 
 namespace sluice::torture {
 
-struct ConsumerState {
-  std::string consumer;
-  // Events not yet handled: past the cursor, or waiting in a pending delivery.
-  long long pending = 0;
-  // Deliveries in state "claimed" plus claim records.
-  long long claimed = 0;
-  long long dead = 0;
-  long long retries_total = 0;
-};
+// Claim records still in the file. A stopped or drained worker must leave none; a claim that
+// outlives its worker is work nobody will finish until it is recovered.
+long long claims_left(SQLite::Database& db);
 
-std::vector<ConsumerState> consumer_states(SQLite::Database& db);
-
-struct DeadLetterRow {
-  std::string event_id;
-  std::string consumer;
-  std::string reason;
-};
-
-std::vector<DeadLetterRow> dead_letter_rows(SQLite::Database& db);
-
-// In-transaction deliveries of `consumer` recorded in its inbox with no domain row: an event
-// marked delivered without its effect.
+// Events `consumer` reports delivered (list_events, state "delivered") with no row of its in the
+// domain table: an event marked delivered without its effect.
 long long delivered_without_effect(SQLite::Database& db, const std::string& consumer);
+
+// Whether an event with this ID is stored (find_event).
+bool event_stored(SQLite::Database& db, const std::string& event_id);
+
+// Event IDs of the dead letters not discarded, over all consumers.
+std::set<std::string> dead_letter_ids(SQLite::Database& db);
 
 }  // namespace sluice::torture

@@ -2,8 +2,6 @@
 
 #include <SQLiteCpp/Statement.h>
 
-#include "file_state.hpp"
-
 namespace sluice::torture {
 
 InProcessPipeline::InProcessPipeline(std::string path) : path_(std::move(path)) {
@@ -73,15 +71,15 @@ void InProcessPipeline::drain() {
   }
 }
 
+void InProcessPipeline::replay_all() {
+  SQLite::Database db = open_database(path_, options_);
+  replay_dead_letters(db, {}, options_);
+}
+
 AppliedCheck InProcessPipeline::check(const std::vector<std::string>& acked,
                                       const std::vector<std::string>& intended) {
   SQLite::Database db = open_database(path_, options_);
   return check_applied(db, acked, intended, {"c0"}, {});
-}
-
-long long InProcessPipeline::delivered_without_effect() {
-  SQLite::Database db = open_database(path_, options_);
-  return torture::delivered_without_effect(db, "c0");
 }
 
 }  // namespace sluice::torture

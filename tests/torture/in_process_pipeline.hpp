@@ -42,12 +42,12 @@ class InProcessPipeline {
   // Delivers everything due, advancing the clock past any backoff.
   void drain();
 
+  // Puts every dead letter back to pending (replay_dead_letters with no filter).
+  void replay_all();
+
   // The ledger check of c0 against `acked` and `intended`.
   AppliedCheck check(const std::vector<std::string>& acked,
                      const std::vector<std::string>& intended);
-
-  // Events c0 reports delivered without a domain row: "marked delivered without its effect".
-  long long delivered_without_effect();
 
  private:
   std::string path_;

@@ -6,11 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sluice/sluice.hpp>
 #include <sstream>
+#include <vector>
 
 #include "child_process.hpp"
 #include "in_process_pipeline.hpp"
@@ -21,9 +24,33 @@ namespace sluice::torture {
 
 namespace {
 
-constexpr int kExitNonSluiceException = 2;
-constexpr int kExitUnknownException = 3;
+// How the library child ended: the file opened and every step ran (each worked or raised a
+// sluice::Error), or open refused it with one of these errors, or something else escaped.
+constexpr int kExitOpened = 0;
+constexpr int kExitNotADatabase = 10;
+constexpr int kExitCorrupt = 11;
+constexpr int kExitSchemaVersion = 12;
+constexpr int kExitOtherSluiceError = 13;
+constexpr int kExitNonSluiceException = 20;
+constexpr int kExitUnknownException = 21;
 constexpr int kSanitizerExitCode = 99;
+
+const char* describe_library_exit(int code) {
+  switch (code) {
+    case kExitOpened:
+      return "opened";
+    case kExitNotADatabase:
+      return "NotADatabaseError";
+    case kExitCorrupt:
+      return "CorruptDatabaseError";
+    case kExitSchemaVersion:
+      return "SchemaVersionError";
+    case kExitOtherSluiceError:
+      return "other sluice::Error";
+    default:
+      return nullptr;
+  }
+}
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -36,17 +63,17 @@ void write_all(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// A populated sluice file: delivered events, a retrying one, a dead letter.
-std::string build_template(const TempDir& dir) {
-  const std::string path = dir.file("template.db");
+// A populated sluice file: delivered events, dead letters, pending events. Returns the ID of a
+// dead-lettered event, for `sluice show`.
+std::string build_template(const std::string& path) {
   InProcessPipeline pipeline(path);
   pipeline.enqueue(40);
-  pipeline.enqueue(3, true);
+  const std::string dead_id = pipeline.enqueue(3, true).front();
   pipeline.drain();
   pipeline.enqueue(10);
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  return path;
+  return dead_id;
 }
 
 // Makes the file claim a schema version newer than this library's.
@@ -93,10 +120,11 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
   }
 }
 
-// In a forked child: open, stats, metrics, inspect and deliver on the file. Exit 0 when every
-// step either worked or raised a sluice::Error.
+// In a forked child: open, stats, metrics, listings, inspection, delivery and enqueue on the
+// file. Exits with kExitOpened when every step either worked or raised a sluice::Error, or with
+// the code of the sluice::Error open raised.
 [[noreturn]] void exercise(const std::string& path) {
-  int rc = 0;
+  int rc = kExitOpened;
   try {
     Options options;
     options.busy_timeout = std::chrono::milliseconds(200);
@@ -109,6 +137,17 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
         }
       };
       step([&] { stored_schema_version(db); });
+      step([&] { consumer_stats(db, options); });
+      step([&] { metrics_text(db, options); });
+      step([&] { list_dead_letters(db, {.include_discarded = true}); });
+      step([&] {
+        EventFilter filter;
+        filter.consumer = "c0";
+        for (const Event& e : list_events(db, filter)) {
+          delivery_statuses(db, find_event(db, e.id));
+          attempt_history(db, e);
+        }
+      });
       step([&] { InProcessPipeline::deliver_once(db, options); });
       step([&] {
         Outbox outbox(db, options);
@@ -116,7 +155,14 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
         e.topic = kInProcessTopic;
         outbox.enqueue_now(e);
       });
+    } catch (const NotADatabaseError&) {
+      rc = kExitNotADatabase;
+    } catch (const CorruptDatabaseError&) {
+      rc = kExitCorrupt;
+    } catch (const SchemaVersionError&) {
+      rc = kExitSchemaVersion;
     } catch (const Error&) {
+      rc = kExitOtherSluiceError;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "corrupt file: non-sluice exception: %s\n", e.what());
@@ -127,15 +173,62 @@ std::string damage(const std::string& template_bytes, const std::string& path, i
   ::_exit(rc);
 }
 
+struct CliTally {
+  long long runs = 0;
+  std::map<int, long long> exits;
+};
+
+// Runs `sluice --db PATH command...` on the damaged file: it must end with a documented exit code
+// (0 ok, 1 not found or warnings, 2 usage or problems found, 3 database error), say what went
+// wrong in one line on stderr (`check` reports on stdout), and never crash, trip a sanitizer or
+// report an exception sluice did not classify.
+void check_cli_run(const SuiteConfig& config, const std::vector<std::string>& command,
+                   const std::string& path, const std::string& stderr_path, const std::string& kind,
+                   CliTally& tally, ScenarioResult& result) {
+  std::vector<std::string> args{"--db", path};
+  args.insert(args.end(), command.begin(), command.end());
+  std::string name = "sluice";
+  for (const std::string& word : command) name += " " + word;
+  ChildProcess cli(
+      config.cli_exe, args,
+      {{"ASAN_OPTIONS", "exitcode=" + std::to_string(kSanitizerExitCode)},
+       {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=" + std::to_string(kSanitizerExitCode)}},
+      stderr_path);
+  const int status = cli.wait();
+  ++tally.runs;
+  const std::string err = read_all(stderr_path);
+  const auto lines = std::count(err.begin(), err.end(), '\n');
+  if (!WIFEXITED(status) || WEXITSTATUS(status) > 3) {
+    result.fail(kind + " file: `" + name + "` ended with " + describe_status(status) + ": " +
+                err.substr(0, 300));
+    return;
+  }
+  ++tally.exits[WEXITSTATUS(status)];
+  if (lines > 1 || (!err.empty() && (err.rfind("sluice: ", 0) != 0 || err.back() != '\n'))) {
+    result.fail(kind + " file: `" + name +
+                "` wrote more than one line to stderr: " + err.substr(0, 300));
+  } else if (err.empty() && WEXITSTATUS(status) != 0 && command.front() != "check") {
+    result.fail(kind + " file: `" + name + "` ended with " + describe_status(status) +
+                " and no message");
+  } else if (err.find("unexpected error") != std::string::npos) {
+    result.fail(kind + " file: `" + name + "` met an exception sluice did not classify: " + err);
+  }
+}
+
 }  // namespace
 
 ScenarioResult run_corrupt_files(const SuiteConfig& config) {
   ScenarioResult result("9 corrupt/hostile files");
   TempDir dir;
-  const std::string template_bytes = read_all(build_template(dir));
+  const std::string template_path = dir.file("template.db");
+  const std::string dead_id = build_template(template_path);
+  const std::string template_bytes = read_all(template_path);
+  const std::vector<std::vector<std::string>> commands = {
+      {"stats"}, {"check"}, {"dlq", "list"}, {"events"}, {"show", dead_id}};
+  CliTally cli;
   std::mt19937_64 rng(config.seed * 139);
   const std::string path = dir.file("victim.db");
-  long long cli_runs = 0;
+  std::map<std::string, long long> outcomes;
   for (long long i = 0; i < config.count(60, 1000); ++i) {
     std::filesystem::remove(path + "-wal");
     std::filesystem::remove(path + "-shm");
@@ -147,21 +240,25 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config) {
     int status = 0;
     ::waitpid(pid, &status, 0);
     ++result.runs;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const char* outcome = WIFEXITED(status) ? describe_library_exit(WEXITSTATUS(status)) : nullptr;
+    if (outcome == nullptr) {
       result.fail(kind + " file: library child ended with " + describe_status(status));
+    } else {
+      ++outcomes[outcome];
+      const int expected = kind == "not SQLite"     ? kExitNotADatabase
+                           : kind == "newer schema" ? kExitSchemaVersion
+                                                    : -1;
+      if (expected >= 0 && WEXITSTATUS(status) != expected) {
+        result.fail(kind + " file: open gave " + outcome + ", expected " +
+                    describe_library_exit(expected));
+      }
     }
     if (!config.cli_exe.empty()) {
-      for (const char* command : {"stats", "check", "dead-letters"}) {
-        ChildProcess cli(
-            config.cli_exe, {command, path},
-            {{"ASAN_OPTIONS", "exitcode=99"}, {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=99"}});
-        const int cli_status = cli.wait();
-        ++cli_runs;
-        if (WIFSIGNALED(cli_status) ||
-            (WIFEXITED(cli_status) && WEXITSTATUS(cli_status) == kSanitizerExitCode)) {
-          result.fail(kind + " file: `sluice " + command + "` ended with " +
-                      describe_status(cli_status));
-        }
+      // Every case meets the CLI: one command in turn in the short run, all of them in --long.
+      const std::size_t first = config.long_run ? 0 : static_cast<std::size_t>(i) % commands.size();
+      const std::size_t last = config.long_run ? commands.size() : first + 1;
+      for (std::size_t c = first; c < last; ++c) {
+        check_cli_run(config, commands[c], path, dir.file("cli.stderr"), kind, cli, result);
       }
     }
     struct stat after {};
@@ -171,8 +268,16 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config) {
       result.fail(kind + " file was emptied");
     }
   }
-  result.notes =
-      "library cases=" + std::to_string(result.runs) + ", CLI runs=" + std::to_string(cli_runs);
+  result.notes = "library cases=" + std::to_string(result.runs) + " (";
+  for (const auto& [outcome, count] : outcomes) {
+    result.notes +=
+        (result.notes.back() == '(' ? "" : ", ") + outcome + " " + std::to_string(count);
+  }
+  result.notes += "), CLI runs=" + std::to_string(cli.runs) + " (exit";
+  for (const auto& [code, count] : cli.exits) {
+    result.notes += " " + std::to_string(code) + ":" + std::to_string(count);
+  }
+  result.notes += ")";
   return result;
 }
 

@@ -1,5 +1,5 @@
 // Scenario 4: the fault VFS fails the Nth I/O call, for N = 1, 2, ... until the operation
-// completes, once and persistently, across enqueue, delivery and dead-lettering;
+// completes, once and persistently, across enqueue, delivery, dead-lettering, replay and prune;
 // and disk full during delivery.
 #include <SQLiteCpp/Statement.h>
 
@@ -48,8 +48,36 @@ std::vector<SweptOperation> swept_operations() {
        }},
       {"deliver", [](InProcessPipeline& p) { return p.enqueue(6); }, deliver},
       // Each event ends dead-lettered (and not applied) or, when the fault stopped its first
-      // attempt, applied once by the healed drain.
+      // attempt, pending; the replay after the fault applies each once.
       {"dead-letter", [](InProcessPipeline& p) { return p.enqueue(4, true); }, deliver},
+      {"replay",
+       [](InProcessPipeline& p) {
+         std::vector<std::string> ids = p.enqueue(4, true);
+         p.drain();
+         return ids;
+       },
+       [](SQLite::Database& db, InProcessPipeline& p) {
+         replay_dead_letters(db, {}, p.options());
+         return std::string();
+       }},
+      // Delivered history, dead letters and undelivered events: prune may delete only the first.
+      {"prune",
+       [](InProcessPipeline& p) {
+         std::vector<std::string> ids = p.enqueue(6);
+         p.drain();
+         for (std::string& id : p.enqueue(2, true)) ids.push_back(std::move(id));
+         p.drain();
+         for (std::string& id : p.enqueue(2)) ids.push_back(std::move(id));
+         return ids;
+       },
+       [](SQLite::Database& db, InProcessPipeline& p) {
+         p.clock().advance(std::chrono::hours(100));
+         PruneOptions prune_options;
+         prune_options.force = true;
+         prune_options.batch_size = 2;
+         prune(db, Duration(0), prune_options, p.options());
+         return std::string();
+       }},
   };
 }
 
@@ -87,25 +115,24 @@ void run_fault_point(const SweptOperation& op, const std::string& template_path,
     vfs.disarm();
   }
   completed = !failed && vfs.faults() == 0;
-  result.lost += pipeline.delivered_without_effect();
-  pipeline.heal();
-  pipeline.drain();
-  std::set<std::string> dead;
+  long long dead_applied = 0;
   {
     SQLite::Database db = open_database(path, pipeline.options());
-    for (const DeadLetterRow& row : dead_letter_rows(db)) dead.insert(row.event_id);
+    result.lost += delivered_without_effect(db, "c0");
     SQLite::Statement applied(db, "SELECT count(*) FROM torture_applied WHERE event_id = ?");
-    for (const std::string& id : dead) {
+    for (const std::string& id : dead_letter_ids(db)) {
       applied.bind(1, id);
       applied.executeStep();
-      result.unexpected += applied.getColumn(0).getInt64();
+      dead_applied += applied.getColumn(0).getInt64();
       applied.reset();
     }
   }
-  std::vector<std::string> acked_ids;
-  for (const std::string& id : expected) {
-    if (dead.count(id) == 0) acked_ids.push_back(id);
-  }
+  result.unexpected += dead_applied;
+  // The fault is gone and the handler fixed: the operator replays what is dead, the worker drains.
+  pipeline.heal();
+  pipeline.replay_all();
+  pipeline.drain();
+  std::vector<std::string> acked_ids = expected;
   if (!acked.empty()) acked_ids.push_back(acked);
   std::vector<std::string> intended = expected;
   intended.push_back("swept-enqueue");
@@ -153,17 +180,18 @@ ScenarioResult run_disk_full(const SuiteConfig& config) {
   ScenarioResult result("4 disk full");
   TempDir dir;
   FaultVfs vfs(kFaultVfsName);
+  long long storage_full_errors = 0;
+  long long rounds_hit = 0;
   for (long long round = 0; round < config.count(3, 20); ++round) {
     const std::string path = dir.file("full-" + std::to_string(round) + ".db");
     InProcessPipeline pipeline(path);
     const std::vector<std::string> ids = pipeline.enqueue(8);
-    long long storage_full_errors = 0;
     {
       SQLite::Database db(path, SQLite::OPEN_READWRITE, 0, vfs.name().c_str());
       configure_connection(db, pipeline.options());
       Worker worker(db, pipeline.options());
       pipeline.subscribe(worker);
-      vfs.arm({.fail_at = 1 + round,
+      vfs.arm({.fail_at = 1 + round % 3,
                .persistent = true,
                .error = SQLITE_FULL,
                .calls = kWrite | kTruncate});
@@ -178,12 +206,13 @@ ScenarioResult run_disk_full(const SuiteConfig& config) {
         }
         pipeline.clock().advance(std::chrono::minutes(10));
       }
+      if (vfs.faults() > 0) ++rounds_hit;
       vfs.disarm();
       worker.run_until_idle();
     }
     pipeline.drain();
     SQLite::Database db = open_database(path, pipeline.options());
-    for (const ConsumerState& s : consumer_states(db)) {
+    for (const ConsumerStats& s : consumer_stats(db, pipeline.options())) {
       if (s.dead != 0) result.fail(std::to_string(s.dead) + " dead letters caused by disk full");
       if (s.retries_total != 0) {
         result.fail("disk full spent " + std::to_string(s.retries_total) + " handler attempts");
@@ -200,9 +229,13 @@ ScenarioResult run_disk_full(const SuiteConfig& config) {
     result.unexpected += check.unexpected;
     if (check.integrity != "ok") result.integrity = check.integrity;
     ++result.runs;
-    result.notes = "SQLITE_FULL on every write from call N; StorageFullError raised " +
-                   std::to_string(storage_full_errors) + " times in the last round";
   }
+  if (rounds_hit != result.runs) {
+    result.fail("the disk filled up in only " + std::to_string(rounds_hit) + " of " +
+                std::to_string(result.runs) + " rounds");
+  }
+  result.notes = "SQLITE_FULL on every write from call 1-3; StorageFullError raised " +
+                 std::to_string(storage_full_errors) + " times";
   return result;
 }
 

@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <fstream>
+#include <string>
+
 #include "child_process.hpp"
+#include "temp_dir.hpp"
 
 namespace sluice::torture {
 namespace {
@@ -21,6 +25,26 @@ TEST_CASE("child process wait_progress gives up on a child that stalls") {
   ChildProcess child("/bin/sh", {"-c", "printf a; exec cat"});
   CHECK_FALSE(child.wait_progress(2, std::chrono::milliseconds(50)));
   CHECK(child.progress() == 1);
+}
+
+TEST_CASE("child process read_progress takes what was reported without waiting for more") {
+  ChildProcess child("/bin/sh", {"-c", "printf abc; exec cat"});
+  // printf writes its three bytes at once; wait_progress(1) consumes only the first of them.
+  REQUIRE(child.wait_progress(1));
+  CHECK(child.progress() == 1);
+  CHECK(child.read_progress() == 3);
+  CHECK(child.read_progress() == 3);
+}
+
+TEST_CASE("child process stderr can go to a file") {
+  TempDir dir;
+  const std::string err = dir.file("stderr.txt");
+  ChildProcess child("/bin/sh", {"-c", "echo oops >&2; exit 1"}, {}, err);
+  CHECK(describe_status(child.wait()) == "exit 1");
+  std::ifstream in(err);
+  std::string line;
+  CHECK(std::getline(in, line));
+  CHECK(line == "oops");
 }
 
 TEST_CASE("child process that exits early ends progress and keeps its exit code") {

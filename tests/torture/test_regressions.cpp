@@ -1,4 +1,5 @@
 // Library bugs the torture suite found, each pinned by the smallest test that shows it.
+#include <SQLiteCpp/Statement.h>
 #include <doctest/doctest.h>
 
 #include <sluice/sluice.hpp>
@@ -115,6 +116,47 @@ TEST_CASE("regression: after the clock jumps back an hour a retry waits an hour,
   clock->advance(options.retry.backoff(1, 1) + std::chrono::milliseconds(1));
   worker.run_until_idle();
   CHECK(calls == 2);
+}
+
+// CommitSignal::watch() (lib/src/commit_signal.cpp), called by the Outbox constructor, installs
+// sqlite3_wal_hook() on the app's connection to wake in-process workers. A WAL hook replaces
+// SQLite's autocheckpoint hook, and on_wal_commit() re-implements it with a fixed 1000 pages: a
+// threshold the app set with PRAGMA wal_autocheckpoint (or 0, "never; I checkpoint myself") is
+// silently dropped. Found while making the NORMAL power-loss rounds cross a checkpoint: an app
+// setting of 100 pages had no effect. (The reverse also holds: a PRAGMA wal_autocheckpoint run
+// after the Outbox is bound re-installs SQLite's hook and silently removes the wake-up.)
+TEST_CASE("regression: binding an Outbox overrides the connection's wal_autocheckpoint") {
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("checkpoint.db"));
+  db.exec("PRAGMA wal_autocheckpoint = 20");
+  Outbox outbox(db);
+  for (int i = 0; i < 300; ++i) {
+    NewEvent e;
+    e.topic = "t";
+    outbox.enqueue_now(e);
+  }
+  // Honouring 20 pages, the WAL restarts every few commits; with 1000 it holds all 300.
+  SQLite::Statement checkpoint(db, "PRAGMA wal_checkpoint(PASSIVE)");
+  REQUIRE(checkpoint.executeStep());
+  const int frames_in_wal = checkpoint.getColumn(1).getInt();
+  CHECK(frames_in_wal < 100);
+}
+
+// validate_new_event() (lib/src/event_codec.cpp) checks the payload with is_valid_json() and, on
+// failure, parses it again with nlohmann::json::parse() only to word the error, catching
+// nlohmann::json::parse_error. For malformed JSON whose first problem nlohmann meets is a number
+// too large for a double ("[1e999999": unterminated, and 1e999999 overflows), parse() throws
+// nlohmann::json::out_of_range (406) instead, which escapes enqueue()/receive() as a non-sluice
+// exception. Found by the libFuzzer target in --long (input "[1e888" as a batch payload) and the
+// hostile-payload mutations. Fix: catch nlohmann::json::exception, the base of both.
+TEST_CASE("regression: malformed JSON with an overflowing number is refused with InvalidArgument") {
+  SQLite::Database db = open_database(":memory:");
+  Outbox outbox(db);
+  NewEvent e;
+  e.topic = "t";
+  e.payload = "[1e999999";
+  CHECK_THROWS_AS(outbox.enqueue_now(e), InvalidArgument);
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events").getInt() == 0);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <sluice/sluice.hpp>
 #include <string>
 #include <thread>
@@ -32,8 +33,6 @@ constexpr int kExitOtherError = 4;
 constexpr int kExitDrainTimeout = 5;
 
 constexpr const char* kTopic = "torture";
-constexpr const char* kOrdersTableSql =
-    "CREATE TABLE IF NOT EXISTS torture_orders(event_id TEXT NOT NULL)";
 
 struct Flags {
   std::map<std::string, std::string> values;
@@ -125,6 +124,14 @@ class Child {
       if (flags_.has("drain")) {
         worker->stop();
         if (!drain(*worker)) return kExitDrainTimeout;
+        if (flags_.has("replay")) {
+          replay_per_consumer(worker->db());
+          if (!drain(*worker)) return kExitDrainTimeout;
+        }
+        if (flags_.has("prune")) {
+          prune_finished(worker->db(), Duration(0));
+          if (!drain(*worker)) return kExitDrainTimeout;
+        }
       } else {
         // Deliver until killed.
         for (;;) ::pause();
@@ -148,14 +155,17 @@ class Child {
   }
 
   void handle(const std::string& consumer, const Event& e, Context& ctx) {
-    if (e.payload.find("\"poison\"") != std::string::npos) std::abort();
-    if (e.payload.find("\"bad\"") != std::string::npos) {
+    if (!no_faults_ && e.payload.find("\"poison\"") != std::string::npos) std::abort();
+    if (!no_faults_ && e.payload.find("\"bad\"") != std::string::npos) {
       Ledger(flags_.text("invocations"), false).append(e.id);
       throw std::runtime_error("torture: this event always fails");
     }
     const std::uint64_t h = id_hash(e.id + consumer);
     const long long permanent_every = flags_.number("permanent-every");
-    if (!no_faults_ && permanent_every > 0 && h % permanent_every == 0) {
+    // Once per process: a replayed dead letter then succeeds in the process that failed it, so a
+    // parked key of the ordered consumer clears after a replay.
+    if (!no_faults_ && permanent_every > 0 && h % permanent_every == 0 &&
+        failed_for_good_.insert(e.id + "/" + consumer).second) {
       throw PermanentError("torture: permanent failure injected");
     }
     const long long fail_every = flags_.number("fail-every");
@@ -178,11 +188,14 @@ class Child {
   void produce(const std::string& path) {
     SQLite::Database db = open_database(path, options_);
     Outbox outbox(db, options_);
-    Ledger ledger(flags_.text("ledger"), true);
+    // A simulated power cut drops only the database's unsynced writes: the ledger, a real file
+    // written before the process ends, needs no fdatasync there (--ledger-unsynced).
+    Ledger ledger(flags_.text("ledger"), !flags_.has("ledger-unsynced"));
     Ledger intents(flags_.text("intents"), false);
     std::mt19937_64 rng(flags_.seed());
     const long long events = flags_.number("events", 100);
     const long long keys = std::max(1LL, flags_.number("keys", 8));
+    const long long checkpoint_every = flags_.number("checkpoint-every");
     SQLite::Statement order(db, "INSERT INTO torture_orders(event_id) VALUES (?)");
     for (long long i = 0; i < events; ++i) {
       NewEvent e;
@@ -201,6 +214,11 @@ class Child {
       outbox.enqueue(e);
       tx.commit();
       ledger.append(e.id);
+      // Under synchronous=NORMAL a checkpoint is what makes the commits before it durable; an app
+      // may run one every so many commits to bound what a power cut can take.
+      if (checkpoint_every > 0 && (i + 1) % checkpoint_every == 0) {
+        db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      }
       progress('p');
     }
   }
@@ -209,8 +227,8 @@ class Child {
   bool drain(Worker& worker) {
     for (int round = 0; round < 20000; ++round) {
       worker.run_until_idle();
-      bool idle = true;
-      for (const ConsumerState& s : consumer_states(worker.db())) {
+      bool idle = claims_left(worker.db()) == 0;
+      for (const ConsumerStats& s : consumer_stats(worker.db(), options_)) {
         if (s.pending > 0 || s.claimed > 0) idle = false;
       }
       if (idle) return true;
@@ -220,9 +238,33 @@ class Child {
     return false;
   }
 
+  // One replay call per consumer, so a crash point inside replay can be hit more than once.
+  long long replay_per_consumer(SQLite::Database& db) {
+    long long replayed = 0;
+    for (const ConsumerStats& s : consumer_stats(db, options_)) {
+      DeadLetterFilter filter;
+      filter.consumer = s.consumer;
+      replayed += replay_dead_letters(db, filter, options_);
+    }
+    return replayed;
+  }
+
+  // Forced and in small batches, so a crash point inside prune can be hit more than once.
+  long long prune_finished(SQLite::Database& db, Duration retention) {
+    PruneOptions prune_options;
+    prune_options.force = true;
+    prune_options.batch_size = 8;
+    return prune(db, retention, prune_options, options_);
+  }
+
+  // An operator's process on the live file: ingests, lists, replays every dead letter and prunes
+  // with a short retention, forced, round after round. Appends "replayed pruned" per round to
+  // --admin-log and reports each round as progress.
   int admin(const std::string& path) {
     SQLite::Database db = open_database(path, options_);
     Outbox outbox(db, options_);
+    Ledger log(flags_.text("admin-log"), false);
+    const Duration retention(flags_.number("retention-ms", 50));
     const long long iterations = flags_.number("iterations", 100);
     for (long long i = 0; i < iterations; ++i) {
       NewEvent e;
@@ -230,7 +272,11 @@ class Child {
       e.id = "admin-" + std::to_string(::getpid()) + "-" + std::to_string(i);
       outbox.receive(e);
       outbox.receive(e);
-      consumer_states(db);
+      list_dead_letters(db, {});
+      const long long replayed = replay_per_consumer(db);
+      const long long pruned = prune_finished(db, retention);
+      metrics_text(db, options_);
+      log.append(std::to_string(replayed) + " " + std::to_string(pruned));
       progress('a');
     }
     return 0;
@@ -240,6 +286,9 @@ class Child {
   Options options_;
   std::shared_ptr<StderrSink> sink_ = std::make_shared<StderrSink>();
   bool no_faults_ = false;
+  // (event, consumer) pairs this process has dead-lettered on purpose. Handlers run on one thread
+  // at a time (the worker's, or the caller's in run_until_idle after stop).
+  std::set<std::string> failed_for_good_;
 };
 
 // A power cut armed from the command line: "N:tear" cuts at the N-th write or sync.
