@@ -151,7 +151,7 @@ ScenarioResult run_io_error_sweep(const SuiteConfig& config) {
   ScenarioResult result("4 I/O error sweep");
   TempDir dir;
   FaultVfs vfs(kFaultVfsName);
-  const long long stride = config.count(3, 1);
+  const long long stride = config.count(4, 1);
   std::string points;
   for (const SweptOperation& op : swept_operations()) {
     const std::string template_path = dir.file(std::string("template-") + op.name + ".db");
