@@ -1,23 +1,41 @@
 #include "commit_signal.hpp"
 
+#include <SQLiteCpp/Column.h>
 #include <sqlite3.h>
 
 #include <map>
 #include <string>
+#include <utility>
 
 namespace sluice {
 namespace {
 
-// SQLite's checkpoint threshold, which installing a WAL hook would otherwise switch off.
-constexpr int kAutoCheckpointPages = 1000;
+// What a connection's WAL hook needs: the signal to raise and the connection's own
+// auto-checkpoint threshold, which installing a WAL hook would otherwise switch off.
+struct HookTarget {
+  CommitSignal* signal;
+  int checkpoint_pages;  // 0: the app checkpoints itself
+};
 
 // Called after a commit has reached the WAL, so the woken worker's next read sees it. (A commit
 // hook runs before the commit is visible: the worker would find nothing and sleep a poll.)
-int on_wal_commit(void* signal, sqlite3* db, const char* schema, int pages) {
-  static_cast<CommitSignal*>(signal)->raise();
-  if (pages >= kAutoCheckpointPages)
+int on_wal_commit(void* target, sqlite3* db, const char* schema, int pages) {
+  const auto* hook = static_cast<const HookTarget*>(target);
+  hook->signal->raise();
+  if (hook->checkpoint_pages > 0 && pages >= hook->checkpoint_pages) {
     sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
   return SQLITE_OK;
+}
+
+// One target per (signal, threshold), alive for the process: few distinct values exist.
+const HookTarget* hook_target(CommitSignal* signal, int checkpoint_pages) {
+  static std::mutex mutex;
+  static auto* targets = new std::map<std::pair<CommitSignal*, int>, std::unique_ptr<HookTarget>>;
+  std::lock_guard lock(mutex);
+  auto& slot = (*targets)[{signal, checkpoint_pages}];
+  if (!slot) slot = std::make_unique<HookTarget>(HookTarget{signal, checkpoint_pages});
+  return slot.get();
 }
 
 }  // namespace
@@ -34,7 +52,12 @@ CommitSignal* CommitSignal::of(SQLite::Database& db) {
 }
 
 void CommitSignal::watch(SQLite::Database& db) {
-  if (CommitSignal* signal = of(db)) sqlite3_wal_hook(db.getHandle(), on_wal_commit, signal);
+  CommitSignal* signal = of(db);
+  if (signal == nullptr) return;
+  // Keep the app's PRAGMA wal_autocheckpoint (1000 unless changed; 0 means never).
+  const int pages = db.execAndGet("PRAGMA wal_autocheckpoint").getInt();
+  sqlite3_wal_hook(db.getHandle(), on_wal_commit,
+                   const_cast<HookTarget*>(hook_target(signal, pages)));
 }
 
 std::uint64_t CommitSignal::generation() const {

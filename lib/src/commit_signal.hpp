@@ -17,8 +17,9 @@ class CommitSignal {
   // The signal of the file `db` is connected to; nullptr for an in-memory database.
   static CommitSignal* of(SQLite::Database& db);
 
-  // Makes every commit on `db` raise the signal of its file. Uses the connection's WAL hook
-  // (keeping SQLite's automatic checkpoint at 1000 pages); replaces any WAL hook the app had set.
+  // Makes every commit on `db` raise the signal of its file. Uses the connection's WAL hook,
+  // keeping the connection's PRAGMA wal_autocheckpoint threshold as it is now; replaces any WAL
+  // hook the app had set. Setting wal_autocheckpoint afterwards removes the hook: set it first.
   static void watch(SQLite::Database& db);
 
   std::uint64_t generation() const;
