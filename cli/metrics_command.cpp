@@ -3,10 +3,28 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "interrupt.hpp"
 #include "metrics_server.hpp"
 #include "sluice/stats.hpp"
 
 namespace sluice::cli {
+namespace {
+
+// Serves the file's metrics until Ctrl-C, reading the file fresh on each scrape.
+void serve_metrics(const Session& session, const std::string& listen) {
+  session.open();  // fail now, not on the first scrape, if the file is missing or unusable
+  InterruptWatch interrupt;
+  // A connection per scrape: connections are never shared between the server's threads.
+  MetricsServer server(listen, [&session] {
+    SQLite::Database db = session.open();
+    return metrics_text(db, session.options());
+  });
+  std::cerr << "serving " << server.url() << " (Ctrl-C to stop)" << std::endl;
+  while (!interrupt.wait_for(std::chrono::seconds(1))) {
+  }
+}
+
+}  // namespace
 
 void add_metrics_command(CLI::App& app, std::shared_ptr<Session> session) {
   struct Args {
@@ -17,7 +35,8 @@ void add_metrics_command(CLI::App& app, std::shared_ptr<Session> session) {
       "metrics", "Prometheus metrics per consumer: print them, or serve /metrics with --listen");
   command->footer(
       "Metrics: sluice_backlog, sluice_lag_seconds, sluice_claimed, sluice_retrying,\n"
-      "sluice_dead_letters, sluice_delivered_total, sluice_retries_total, sluice_parked_keys,\n"
+      "sluice_dead_letters, sluice_delivered_total, sluice_retries_total,\n"
+      "sluice_snoozed_total, sluice_parked_keys,\n"
       "each labelled {consumer=\"...\"}.\nExample:\n  sluice --db app.db metrics\n"
       "  sluice --db app.db metrics --listen 127.0.0.1:9464");
   command->add_option("--listen", args->listen, "Serve GET /metrics on HOST:PORT until Ctrl-C")

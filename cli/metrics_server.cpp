@@ -2,13 +2,6 @@
 
 #include <httplib.h>
 
-#include <iostream>
-#include <thread>
-
-#include "interrupt.hpp"
-#include "sluice/database.hpp"
-#include "sluice/error.hpp"
-#include "sluice/stats.hpp"
 #include "usage_error.hpp"
 
 namespace sluice::cli {
@@ -17,7 +10,8 @@ namespace {
 std::pair<std::string, int> split_host_port(const std::string& listen) {
   const auto colon = listen.rfind(':');
   const auto bad = [&listen]() {
-    return UsageError("invalid --listen '" + listen + "': expected HOST:PORT, e.g. 127.0.0.1:9464");
+    return UsageError("invalid listen address '" + listen +
+                      "': expected HOST:PORT, e.g. 127.0.0.1:9464");
   };
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) throw bad();
   const std::string port_text = listen.substr(colon + 1);
@@ -35,36 +29,29 @@ std::pair<std::string, int> split_host_port(const std::string& listen) {
 
 }  // namespace
 
-void serve_metrics(const Session& session, const std::string& listen) {
+MetricsServer::MetricsServer(const std::string& listen, std::function<std::string()> render)
+    : server_(std::make_unique<httplib::Server>()) {
   const auto [host, port] = split_host_port(listen);
-  // Fail now, not on the first scrape, if the file is missing or unusable.
-  session.open();
-
-  httplib::Server server;
-  server.Get("/metrics", [&session](const httplib::Request&, httplib::Response& response) {
-    try {
-      // A connection per scrape: connections are never shared between the server's threads.
-      SQLite::Database db = session.open();
-      response.set_content(metrics_text(db, session.options()),
-                           "text/plain; version=0.0.4; charset=utf-8");
-    } catch (const std::exception& e) {
-      response.status = 503;
-      response.set_content(std::string("sluice: ") + e.what() + "\n", "text/plain");
-    }
-  });
-
-  InterruptWatch interrupt;
-  const int bound_port = port == 0 ? server.bind_to_any_port(host) : port;
-  if (bound_port < 0 || (port != 0 && !server.bind_to_port(host, port))) {
+  server_->Get("/metrics",
+               [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
+                 try {
+                   response.set_content(render(), "text/plain; version=0.0.4; charset=utf-8");
+                 } catch (const std::exception& e) {
+                   response.status = 503;
+                   response.set_content(std::string("sluice: ") + e.what() + "\n", "text/plain");
+                 }
+               });
+  const int bound_port = port == 0 ? server_->bind_to_any_port(host) : port;
+  if (bound_port < 0 || (port != 0 && !server_->bind_to_port(host, port))) {
     throw UsageError("cannot listen on " + listen + ": address unavailable or in use");
   }
-  std::thread serving([&server]() { server.listen_after_bind(); });
-  std::cerr << "serving http://" << host << ":" << bound_port << "/metrics (Ctrl-C to stop)"
-            << std::endl;
-  while (!interrupt.wait_for(std::chrono::seconds(1))) {
-  }
-  server.stop();
-  serving.join();
+  url_ = "http://" + host + ":" + std::to_string(bound_port) + "/metrics";
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+}
+
+MetricsServer::~MetricsServer() {
+  server_->stop();
+  thread_.join();
 }
 
 }  // namespace sluice::cli

@@ -1,15 +1,36 @@
-// Serving `sluice metrics` over HTTP for Prometheus to scrape.
+// An HTTP endpoint for Prometheus to scrape, shared by `sluice metrics --listen` and the NATS
+// relay and ingester's --metrics-listen.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 
-#include "session.hpp"
+namespace httplib {
+class Server;
+}
 
 namespace sluice::cli {
 
-// Serves GET /metrics (Prometheus text, read fresh from the file per request) on `listen`
-// ("HOST:PORT"; port 0 picks a free one) until SIGINT or SIGTERM. Prints the bound URL on
-// standard error once listening. Throws UsageError for a bad address or one that cannot be bound.
-void serve_metrics(const Session& session, const std::string& listen);
+// Serves GET /metrics from its own thread until destroyed. Construct and destroy it on one
+// thread; `render` is called on the server's threads, once per request.
+class MetricsServer {
+ public:
+  // Listens on `listen` ("HOST:PORT"; port 0 picks a free one). A `render` that throws answers
+  // 503 with its message. Throws UsageError for a malformed or unavailable address.
+  MetricsServer(const std::string& listen, std::function<std::string()> render);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // "http://HOST:PORT/metrics" with the bound port.
+  const std::string& url() const { return url_; }
+
+ private:
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::string url_;
+};
 
 }  // namespace sluice::cli

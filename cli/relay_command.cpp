@@ -1,12 +1,13 @@
 #include "relay_command.hpp"
 
-#include <httplib.h>
 #include <signal.h>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
 
+#include "metrics_server.hpp"
 #include "sluice/database.hpp"
 #include "sluice/ingester.hpp"
 #include "sluice/relay.hpp"
@@ -14,33 +15,6 @@
 
 namespace sluice::cli {
 namespace {
-
-// Serves GET /metrics on HOST:PORT from its own thread until destroyed.
-class MetricsServer {
- public:
-  MetricsServer(const std::string& listen, std::function<std::string()> render) {
-    const auto colon = listen.rfind(':');
-    if (colon == std::string::npos)
-      throw CLI::ValidationError("--metrics-listen", "expected HOST:PORT, got '" + listen + "'");
-    const std::string host = listen.substr(0, colon);
-    const int port = std::stoi(listen.substr(colon + 1));
-    server_.Get("/metrics",
-                [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
-                  response.set_content(render(), "text/plain; version=0.0.4");
-                });
-    if (!server_.bind_to_port(host.c_str(), port))
-      throw CLI::ValidationError("--metrics-listen", "cannot listen on " + listen);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~MetricsServer() {
-    server_.stop();
-    thread_.join();
-  }
-
- private:
-  httplib::Server server_;
-  std::thread thread_;
-};
 
 std::string counter(const std::string& name, const std::string& label, long long value) {
   return "# TYPE " + name + " counter\n" + name + "{" + label + "} " + std::to_string(value) + "\n";
@@ -74,6 +48,21 @@ Options logging_options() {
   Options options;
   options.log = std::make_shared<JsonLinesSink>(std::cerr, LogLevel::kInfo);
   return options;
+}
+
+// Runs a started-on-demand service (a Relay or an Ingester) until SIGINT or SIGTERM, serving
+// `metrics` on `listen` if given, and logs its start and stop.
+template <class Service>
+void serve_until_stopped(Service& service, const std::string& name, const sigset_t& signals,
+                         const Options& options, const std::string& listen,
+                         const std::function<std::string()>& metrics, const LogFields& fields) {
+  std::unique_ptr<MetricsServer> server;
+  if (!listen.empty()) server = std::make_unique<MetricsServer>(listen, metrics);
+  service.start();
+  options.log->write(LogLevel::kInfo, name + " started", fields);
+  const int signal = wait_for_stop_signal(signals);
+  service.stop();
+  options.log->write(LogLevel::kInfo, name + " stopped", {{"signal", std::to_string(signal)}});
 }
 
 // The file named on the command line, else the CLI's --db (or SLUICE_DB).
@@ -116,26 +105,20 @@ void add_relay_command(CLI::App& app) {
     const sigset_t signals = block_stop_signals();
     const Options options = logging_options();
     Relay relay(arguments->file, arguments->relay, options);
-    std::unique_ptr<MetricsServer> metrics;
-    if (!arguments->metrics_listen.empty()) {
-      metrics = std::make_unique<MetricsServer>(arguments->metrics_listen, [&] {
-        const RelayCounters c = relay.counters();
-        const std::string label = "consumer=\"" + arguments->relay.consumer + "\"";
-        return file_metrics(arguments->file, options) +
-               counter("sluice_relay_published_total", label, c.published) +
-               counter("sluice_relay_duplicates_total", label, c.duplicates) +
-               counter("sluice_relay_broker_errors_total", label, c.broker_errors) +
-               counter("sluice_relay_rejected_total", label, c.rejected);
-      });
-    }
-    relay.start();
-    options.log->write(LogLevel::kInfo, "relay started",
-                       {{"file", arguments->file},
-                        {"nats", arguments->relay.nats_url},
-                        {"stream", arguments->relay.stream}});
-    const int signal = wait_for_stop_signal(signals);
-    relay.stop();
-    options.log->write(LogLevel::kInfo, "relay stopped", {{"signal", std::to_string(signal)}});
+    const std::string label = "consumer=\"" + arguments->relay.consumer + "\"";
+    serve_until_stopped(relay, "relay", signals, options, arguments->metrics_listen,
+                        [&] {
+                          const RelayCounters c = relay.counters();
+                          return file_metrics(arguments->file, options) +
+                                 counter("sluice_relay_published_total", label, c.published) +
+                                 counter("sluice_relay_duplicates_total", label, c.duplicates) +
+                                 counter("sluice_relay_broker_errors_total", label,
+                                         c.broker_errors) +
+                                 counter("sluice_relay_rejected_total", label, c.rejected);
+                        },
+                        {{"file", arguments->file},
+                         {"nats", arguments->relay.nats_url},
+                         {"stream", arguments->relay.stream}});
   });
 }
 
@@ -161,27 +144,21 @@ void add_ingest_command(CLI::App& app) {
     const sigset_t signals = block_stop_signals();
     const Options options = logging_options();
     Ingester ingester(arguments->file, arguments->ingester, options);
-    std::unique_ptr<MetricsServer> metrics;
-    if (!arguments->metrics_listen.empty()) {
-      metrics = std::make_unique<MetricsServer>(arguments->metrics_listen, [&] {
-        const IngesterCounters c = ingester.counters();
-        const std::string label = "durable=\"" + arguments->ingester.durable + "\"";
-        return file_metrics(arguments->file, options) +
-               counter("sluice_ingest_received_total", label, c.received) +
-               counter("sluice_ingest_duplicates_total", label, c.duplicates) +
-               counter("sluice_ingest_malformed_total", label, c.malformed) +
-               counter("sluice_ingest_broker_errors_total", label, c.broker_errors);
-      });
-    }
-    ingester.start();
-    options.log->write(LogLevel::kInfo, "ingester started",
-                       {{"file", arguments->file},
-                        {"nats", arguments->ingester.nats_url},
-                        {"stream", arguments->ingester.stream},
-                        {"durable", arguments->ingester.durable}});
-    const int signal = wait_for_stop_signal(signals);
-    ingester.stop();
-    options.log->write(LogLevel::kInfo, "ingester stopped", {{"signal", std::to_string(signal)}});
+    const std::string label = "durable=\"" + arguments->ingester.durable + "\"";
+    serve_until_stopped(ingester, "ingester", signals, options, arguments->metrics_listen,
+                        [&] {
+                          const IngesterCounters c = ingester.counters();
+                          return file_metrics(arguments->file, options) +
+                                 counter("sluice_ingest_received_total", label, c.received) +
+                                 counter("sluice_ingest_duplicates_total", label, c.duplicates) +
+                                 counter("sluice_ingest_malformed_total", label, c.malformed) +
+                                 counter("sluice_ingest_broker_errors_total", label,
+                                         c.broker_errors);
+                        },
+                        {{"file", arguments->file},
+                         {"nats", arguments->ingester.nats_url},
+                         {"stream", arguments->ingester.stream},
+                         {"durable", arguments->ingester.durable}});
   });
 }
 
