@@ -35,17 +35,6 @@ const std::vector<std::vector<std::string>>& every_command() {
   return commands;
 }
 
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-bool one_line(const std::string& text) {
-  return !text.empty() && text.find('\n') == text.size() - 1;
-}
-
 }  // namespace
 
 TEST_CASE("a missing file is never created: exit 1 naming the file") {

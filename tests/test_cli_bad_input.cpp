@@ -11,21 +11,6 @@
 using namespace sluice::test;
 using nlohmann::json;
 
-namespace {
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-bool one_line(const std::string& text) {
-  return !text.empty() && text.find('\n') == text.size() - 1;
-}
-
-}  // namespace
-
 TEST_CASE("malformed JSON is refused with exit 2 and stores nothing") {
   CliFixture f;
   f.init();

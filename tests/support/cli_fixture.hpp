@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +21,19 @@ inline std::string required_env(const char* name) {
   const char* value = std::getenv(name);
   if (value == nullptr) throw std::runtime_error(std::string(name) + " is not set (run via meson)");
   return value;
+}
+
+// The bytes of a file, to prove a command left it unchanged.
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// True if `text` is exactly one line: how every CLI error is reported.
+inline bool one_line(const std::string& text) {
+  return !text.empty() && text.find('\n') == text.size() - 1;
 }
 
 inline std::string cli_path() { return required_env("SLUICE_CLI"); }
