@@ -68,6 +68,7 @@ Json consumer_stats_json(const ConsumerStats& stats) {
               {"dead", stats.dead},
               {"delivered_total", stats.delivered_total},
               {"retries_total", stats.retries_total},
+              {"snoozed_total", stats.snoozed_total},
               {"lag_seconds", static_cast<double>(stats.lag.count()) / 1000.0},
               {"parked_keys", stats.parked_keys}};
 }
