@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include "consumer_registry.hpp"
+#include "log_to.hpp"
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
@@ -12,7 +13,7 @@
 namespace sluice {
 namespace {
 
-constexpr int kBatch = 500;
+constexpr int kBackfillBatch = 500;
 
 // Events of `range` the consumer has been handed already (seq <= its cursor) and that are not
 // waiting to be handled anyway.
@@ -40,7 +41,7 @@ SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const Bac
   return sql;
 }
 
-const char* const kFrom =
+const char* const kPendingFrom =
     " FROM sluice_events e JOIN sluice_subscriptions s ON s.topic = e.topic AND "
     "e.seq > s.start_seq WHERE 1";
 
@@ -50,7 +51,7 @@ long long count_backfill(SQLite::Database& db, const std::string& consumer,
                          const BackfillRange& range) {
   return guarded("count backfill", [&] {
     const SqlFilter sql = backfill_filter(db, consumer_id(db, consumer), range);
-    SQLite::Statement count(db, std::string("SELECT count(*)") + kFrom + sql.clause());
+    SQLite::Statement count(db, std::string("SELECT count(*)") + kPendingFrom + sql.clause());
     sql.bind(count);
     count.executeStep();
     return count.getColumn(0).getInt64();
@@ -68,9 +69,9 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
     while (true) {
       WriteTransaction tx(db);
       const TimePoint now = clock->now();
-      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kFrom + sql.clause() +
-                                       " AND e.seq > ? ORDER BY e.seq LIMIT " +
-                                       std::to_string(kBatch));
+      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kPendingFrom +
+                                       sql.clause() + " AND e.seq > ? ORDER BY e.seq LIMIT " +
+                                       std::to_string(kBackfillBatch));
       const int next = sql.bind(select);
       select.bind(next, static_cast<int64_t>(after));
       SQLite::Statement forget(db,
@@ -111,12 +112,10 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
       }
       tx.commit();
       queued += rows;
-      if (rows < kBatch) break;
+      if (rows < kBackfillBatch) break;
     }
-    if (options.log) {
-      options.log->write(LogLevel::kInfo, "backfill queued",
-                         {{"consumer", consumer}, {"events", std::to_string(queued)}});
-    }
+    log_to(options, LogLevel::kInfo, "backfill queued",
+           {{"consumer", consumer}, {"events", std::to_string(queued)}});
     return queued;
   });
 }

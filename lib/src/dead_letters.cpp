@@ -4,6 +4,7 @@
 
 #include "consumer_registry.hpp"
 #include "crash_point.hpp"
+#include "log_to.hpp"
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
@@ -15,7 +16,7 @@ namespace {
 
 // Dead letters changed per short transaction, so an operator's replay never holds the write lock
 // for long while the app runs.
-constexpr int kBatch = 200;
+constexpr int kDeadLetterBatch = 200;
 
 SqlFilter dead_letter_filter(SQLite::Database& db, const DeadLetterFilter& filter,
                              bool include_discarded) {
@@ -32,12 +33,12 @@ SqlFilter dead_letter_filter(SQLite::Database& db, const DeadLetterFilter& filte
   return sql;
 }
 
-const char* const kFrom =
+const char* const kDeadLetterFrom =
     " FROM sluice_deliveries d JOIN sluice_events e ON e.seq = d.event_seq "
     "JOIN sluice_consumers c ON c.id = d.consumer_id WHERE 1";
 
-// Applies `change` to matching dead letters, kBatch per transaction. `change` has parameters
-// ?1 consumer id, ?2 event seq, ?3 now, ?4 note.
+// Applies `change` to matching dead letters, kDeadLetterBatch per transaction. `change` has
+// parameters ?1 consumer id, ?2 event seq, ?3 now, ?4 note.
 long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                               const std::string& change, const char* history_outcome,
                               const std::string& note, const Options& options) {
@@ -49,8 +50,9 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
     const TimePoint now = clock->now();
     SQLite::Statement select(db, std::string("SELECT d.consumer_id, d.event_seq, d.attempts, "
                                              "e.id, c.name, e.topic, d.last_error, e.created_at") +
-                                     kFrom + sql.clause() + " ORDER BY d.event_seq LIMIT " +
-                                     std::to_string(kBatch));
+                                     kDeadLetterFrom + sql.clause() +
+                                     " ORDER BY d.event_seq LIMIT " +
+                                     std::to_string(kDeadLetterBatch));
     sql.bind(select);
     struct Row {
       std::int64_t consumer;
@@ -96,9 +98,7 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
         history.bind(6, note);
       }
       history.exec();
-      if (options.log) {
-        options.log->write(LogLevel::kInfo, std::string("dead letter ") + history_outcome, fields);
-      }
+      log_to(options, LogLevel::kInfo, std::string("dead letter ") + history_outcome, fields);
     }
     SLUICE_CRASH_POINT("during-replay");
     tx.commit();
@@ -115,7 +115,7 @@ std::vector<DeadLetter> list_dead_letters(SQLite::Database& db, const DeadLetter
     SQLite::Statement select(
         db, std::string("SELECT e.id, e.seq, c.name, e.topic, e.key, d.reason, d.last_error, "
                         "d.attempts, d.first_failed_at, d.last_failed_at, d.state, d.note") +
-                kFrom + sql.clause() + " ORDER BY d.last_failed_at, d.event_seq");
+                kDeadLetterFrom + sql.clause() + " ORDER BY d.last_failed_at, d.event_seq");
     sql.bind(select);
     std::vector<DeadLetter> letters;
     while (select.executeStep()) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "crash_point.hpp"
+#include "log_to.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -108,9 +109,9 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
       pruned += static_cast<long long>(events.size());
       if (prune_options.progress) prune_options.progress(pruned);
     }
-    if (options.log && !prune_options.dry_run) {
-      options.log->write(LogLevel::kInfo, "pruned",
-                         {{"events", std::to_string(pruned)}, {"retention", describe(retention)}});
+    if (!prune_options.dry_run) {
+      log_to(options, LogLevel::kInfo, "pruned",
+             {{"events", std::to_string(pruned)}, {"retention", describe(retention)}});
     }
     return pruned;
   });

@@ -10,6 +10,7 @@
 #include "commit_signal.hpp"
 #include "consumer_registry.hpp"
 #include "deliverer.hpp"
+#include "log_to.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
@@ -129,7 +130,7 @@ struct Worker::Impl {
   }
 
   void log_error(const char* message, const std::exception& e) {
-    if (options.log) options.log->write(LogLevel::kError, message, {{"error", e.what()}});
+    log_to(options, LogLevel::kError, message, {{"error", e.what()}});
   }
 
   void run() {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "../crash_point.hpp"
+#include "../log_to.hpp"
 #include "backoff.hpp"
 #include "jetstream_client.hpp"
 #include "message_headers.hpp"
@@ -19,10 +20,6 @@
 
 namespace sluice {
 namespace {
-
-void log(const Options& options, LogLevel level, const std::string& message, LogFields fields) {
-  if (options.log) options.log->write(level, message, fields);
-}
 
 void validate(const IngesterOptions& o) {
   if (o.stream.empty()) throw InvalidArgument("ingester: IngesterOptions::stream is empty");
@@ -108,10 +105,10 @@ struct Ingester::Impl {
         } catch (const InvalidArgument& e) {
           ++malformed;
           to_terminate.push_back(&message);
-          log(options, LogLevel::kError, "ingester: message is not a sluice event, terminated",
-              {{"durable", ingester_options.durable},
-               {"stream_seq", std::to_string(seq)},
-               {"error", e.what()}});
+          log_to(options, LogLevel::kError, "ingester: message is not a sluice event, terminated",
+                 {{"durable", ingester_options.durable},
+                  {"stream_seq", std::to_string(seq)},
+                  {"error", e.what()}});
         }
         new_position = seq;
       }
@@ -134,8 +131,8 @@ struct Ingester::Impl {
     if (gap) {
       // Messages between the position and what came were fetched by an ingester that never
       // committed them; start delivery over right after the position to keep stream order.
-      log(options, LogLevel::kInfo, "ingester: restarting delivery after the ingested position",
-          {{"durable", ingester_options.durable}, {"stream_seq", std::to_string(position + 1)}});
+      log_to(options, LogLevel::kInfo, "ingester: restarting delivery after the ingested position",
+             {{"durable", ingester_options.durable}, {"stream_seq", std::to_string(position + 1)}});
       accept_any_next = true;
       pull_consumer->restart_at(position + 1);
     }
@@ -162,10 +159,10 @@ struct Ingester::Impl {
       } catch (const Error& e) {
         ++broker_errors;
         pause = backoff.failed();
-        log(options, LogLevel::kWarn, "ingester: fetch failed, trying again",
-            {{"durable", ingester_options.durable},
-             {"error", e.what()},
-             {"retry_in_ms", std::to_string(pause.count())}});
+        log_to(options, LogLevel::kWarn, "ingester: fetch failed, trying again",
+               {{"durable", ingester_options.durable},
+                {"error", e.what()},
+                {"retry_in_ms", std::to_string(pause.count())}});
       }
       lock.lock();
       if (pause.count() > 0) wake.wait_for(lock, pause, [this] { return stopping; });

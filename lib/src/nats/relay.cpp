@@ -3,6 +3,7 @@
 #include <atomic>
 #include <set>
 
+#include "../log_to.hpp"
 #include "backoff.hpp"
 #include "jetstream_client.hpp"
 #include "message_headers.hpp"
@@ -10,10 +11,6 @@
 
 namespace sluice {
 namespace {
-
-void log(const Options& options, LogLevel level, const std::string& message, LogFields fields) {
-  if (options.log) options.log->write(level, message, fields);
-}
 
 void validate(const RelayOptions& o) {
   if (o.stream.empty()) throw InvalidArgument("relay: RelayOptions::stream is empty");
@@ -55,8 +52,8 @@ struct Relay::Impl {
         worker(path, options) {
     std::string error;
     if (client.connected() && !ensure_stream(error))
-      log(options, LogLevel::kWarn, "relay: cannot ensure the stream yet, will try again",
-          {{"stream", relay_options.stream}, {"error", error}});
+      log_to(options, LogLevel::kWarn, "relay: cannot ensure the stream yet, will try again",
+             {{"stream", relay_options.stream}, {"error", error}});
     ConsumerOptions consumer_options;
     consumer_options.mode = DeliveryMode::kOutsideTransaction;
     consumer_options.ordered = true;
@@ -156,8 +153,8 @@ struct Relay::Impl {
       report_broker_trouble(first_broker_error, *broker_delay, events.size());
     } else {
       if (broker_was_failing)
-        log(options, LogLevel::kInfo, "relay: broker reachable again",
-            {{"consumer", relay_options.consumer}, {"stream", relay_options.stream}});
+        log_to(options, LogLevel::kInfo, "relay: broker reachable again",
+               {{"consumer", relay_options.consumer}, {"stream", relay_options.stream}});
       broker_was_failing = false;
       backoff.succeeded();
     }
@@ -166,23 +163,23 @@ struct Relay::Impl {
 
   Outcome reject(const Event& event, const std::string& reason) {
     ++rejected;
-    log(options, LogLevel::kError, "relay: broker refused event for good",
-        {{"consumer", relay_options.consumer},
-         {"event_id", event.id},
-         {"topic", event.topic},
-         {"error", reason}});
+    log_to(options, LogLevel::kError, "relay: broker refused event for good",
+           {{"consumer", relay_options.consumer},
+            {"event_id", event.id},
+            {"topic", event.topic},
+            {"error", reason}});
     return Outcome::permanent("NATS JetStream refused the event: " + reason);
   }
 
   void report_broker_trouble(const std::string& error, Duration delay, std::size_t batch) {
     broker_was_failing = true;
-    log(options, LogLevel::kWarn,
-        "relay: broker unavailable, events wait without spending attempts",
-        {{"consumer", relay_options.consumer},
-         {"stream", relay_options.stream},
-         {"error", error},
-         {"batch", std::to_string(batch)},
-         {"retry_in_ms", std::to_string(delay.count())}});
+    log_to(options, LogLevel::kWarn,
+           "relay: broker unavailable, events wait without spending attempts",
+           {{"consumer", relay_options.consumer},
+            {"stream", relay_options.stream},
+            {"error", error},
+            {"batch", std::to_string(batch)},
+            {"retry_in_ms", std::to_string(delay.count())}});
   }
 
   RelayOptions relay_options;
