@@ -27,7 +27,7 @@ std::string describe(Duration d) {
 const char* const kPrunable =
     "SELECT e.seq, e.id FROM sluice_events e WHERE e.seq > ?1 AND e.seq <= ?2 AND "
     "e.created_at < ?3 AND NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE "
-    "d.event_seq = e.seq AND d.state IN ('pending', 'claimed', 'dead')) ORDER BY e.seq LIMIT ?4";
+    "d.event_seq = e.seq AND d.state <> 'discarded') ORDER BY e.seq LIMIT ?4";
 
 // The highest seq every consumer and every claim is past.
 std::int64_t finished_up_to(SQLite::Database& db) {

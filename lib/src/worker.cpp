@@ -24,10 +24,18 @@ namespace {
 constexpr Duration kFirstStorageBackoff = std::chrono::milliseconds(10);
 constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 
-// Pause after a busy batch. SQLite's lock is not fair: a worker that begins its next transaction
-// right after committing can starve the app's writers, which poll for the lock (every 50 us at
-// first, see database.cpp). A gap longer than their poll lets them in.
-constexpr std::chrono::microseconds kPauseBetweenBatches(100);
+// SQLite's write lock is not fair: a worker that begins its next transaction right after
+// committing starves the app's writers, which poll for the lock (every 50 us, then every 250 us:
+// see database.cpp). After each step that wrote, the worker leaves the lock free for a gap longer
+// than a poll, 1% of the step's time: no more than 1% of throughput when steps are long enough
+// to make the app wait, and never under the minimum.
+constexpr std::chrono::microseconds kMinGapAfterStep(100);
+constexpr std::chrono::microseconds kMaxGapAfterStep(400);
+
+void leave_write_lock_free(std::chrono::steady_clock::duration step_took) {
+  std::this_thread::sleep_for(std::clamp<std::chrono::steady_clock::duration>(
+      step_took / 100, kMinGapAfterStep, kMaxGapAfterStep));
+}
 
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
   return a.mode == b.mode && a.ordered == b.ordered && a.start_from == b.start_from &&
@@ -94,8 +102,10 @@ struct Worker::Impl {
   bool round(bool stopping, DrainResult& totals) {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
+      const auto began = std::chrono::steady_clock::now();
       const StepResult step = guarded(
           "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
+      if (step.progressed) leave_write_lock_free(std::chrono::steady_clock::now() - began);
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;
@@ -142,7 +152,6 @@ struct Worker::Impl {
         const long long version_before = read_data_version();
         if (round(false, ignored)) {
           storage_backoff = kFirstStorageBackoff;
-          std::this_thread::sleep_for(kPauseBetweenBatches);
           continue;
         }
         // Idle: sleep until a commit in this process, another process's commit (data_version),

@@ -1,5 +1,6 @@
 // The process harness: progress is read from the child's pipe, kill -9 ends it, and a child
-// that exits by itself is reaped with its status.
+// that exits by itself is reaped with its status. The children sleep rather than `cat`: under
+// meson test stdin is at EOF, and a `cat` that exits first would race the kill.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
@@ -13,7 +14,7 @@ namespace sluice::torture {
 namespace {
 
 TEST_CASE("child process reports progress and dies by kill -9") {
-  ChildProcess child("/bin/sh", {"-c", "printf abcde; exec cat"});
+  ChildProcess child("/bin/sh", {"-c", "printf abcde; exec sleep 600"});
   REQUIRE(child.wait_progress(5));
   const int status = child.kill9();
   CHECK(WIFSIGNALED(status));
@@ -22,13 +23,13 @@ TEST_CASE("child process reports progress and dies by kill -9") {
 }
 
 TEST_CASE("child process wait_progress gives up on a child that stalls") {
-  ChildProcess child("/bin/sh", {"-c", "printf a; exec cat"});
+  ChildProcess child("/bin/sh", {"-c", "printf a; exec sleep 600"});
   CHECK_FALSE(child.wait_progress(2, std::chrono::milliseconds(50)));
   CHECK(child.progress() == 1);
 }
 
 TEST_CASE("child process read_progress takes what was reported without waiting for more") {
-  ChildProcess child("/bin/sh", {"-c", "printf abc; exec cat"});
+  ChildProcess child("/bin/sh", {"-c", "printf abc; exec sleep 600"});
   // printf writes its three bytes at once; wait_progress(1) consumes only the first of them.
   REQUIRE(child.wait_progress(1));
   CHECK(child.progress() == 1);
