@@ -54,6 +54,16 @@ IngestResult poll_until(Ingester& ingester, long long wanted) {
   return total;
 }
 
+// Messages the durable delivered and has not had acknowledged.
+std::uint64_t ack_pending(nats::JetStreamClient& client, const std::string& durable) {
+  jsConsumerInfo* info = nullptr;
+  REQUIRE(js_GetConsumerInfo(&info, client.jetstream(), kStream, durable.c_str(), nullptr,
+                             nullptr) == NATS_OK);
+  const std::uint64_t pending = static_cast<std::uint64_t>(info->NumAckPending);
+  jsConsumerInfo_Destroy(info);
+  return pending;
+}
+
 struct Broker {
   NatsServerProcess server;
   nats::JetStreamClient client{{.url = server.url()}};
@@ -83,6 +93,32 @@ TEST_CASE("each message is received with the ID from Nats-Msg-Id and acked after
 
   nats::PullConsumer same_durable(broker.client, {.stream = kStream, .durable = "b"});
   CHECK(same_durable.fetch(100, std::chrono::milliseconds(300)).empty());
+}
+
+TEST_CASE("after each commit nothing fetched is left unacknowledged, one ack per batch") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 40);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  CHECK(ingester.poll().received == 16);
+  CHECK(ack_pending(broker.client, "b") == 0);
+  CHECK(poll_until(ingester, 24).received == 24);
+  CHECK(ack_pending(broker.client, "b") == 0);
+}
+
+TEST_CASE("a durable made with AckExplicit by an older sluice has each message acknowledged") {
+  Broker broker;
+  TempDir dir;
+  jsConsumerConfig config;
+  jsConsumerConfig_Init(&config);
+  config.Durable = "old";
+  config.AckPolicy = js_AckExplicit;
+  REQUIRE(js_AddConsumer(nullptr, broker.client.jetstream(), kStream, &config, nullptr, nullptr) ==
+          NATS_OK);
+  publish_events(broker.client, 0, 40);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "old"));
+  CHECK(poll_until(ingester, 40).received == 40);
+  CHECK(ack_pending(broker.client, "old") == 0);
 }
 
 TEST_CASE("a message whose event the file already has is acknowledged without effect") {

@@ -124,8 +124,20 @@ struct Ingester::Impl {
     }
     position = new_position;
     SLUICE_CRASH_POINT("ingest-before-ack");
-    for (auto* message : to_ack) settle(*message, &nats::FetchedMessage::ack);
-    for (auto* message : to_terminate) settle(*message, &nats::FetchedMessage::terminate);
+    // The last settlement waits for the server, so a batch is settled when poll() returns.
+    nats::FetchedMessage* last = nullptr;
+    for (auto* message : to_ack)
+      if (last == nullptr || message->stream_seq() > last->stream_seq()) last = message;
+    if (!pull_consumer->acks_cumulatively()) {
+      for (auto* message : to_terminate) settle(*message, &nats::FetchedMessage::terminate);
+      for (auto* message : to_ack)
+        if (message != last) settle(*message, &nats::FetchedMessage::ack);
+    } else {
+      // Every message up to the last one handled is committed, the malformed ones as skipped.
+      for (auto* message : to_terminate)
+        if (last == nullptr || message->stream_seq() > last->stream_seq()) last = message;
+    }
+    if (last != nullptr) settle(*last, &nats::FetchedMessage::ack_confirmed);
     received += result.received;
     duplicates += result.duplicates;
     if (gap) {

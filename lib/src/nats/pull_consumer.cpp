@@ -29,6 +29,12 @@ void FetchedMessage::ack() {
   if (status != NATS_OK) throw NatsError("ack", status);
 }
 
+void FetchedMessage::ack_confirmed() {
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = natsMsg_AckSync(message_, nullptr, &code);
+  if (status != NATS_OK) throw NatsError("ack", status, js_detail(code));
+}
+
 void FetchedMessage::terminate() {
   natsStatus status = natsMsg_Term(message_, nullptr);
   if (status != NATS_OK) throw NatsError("terminate", status);
@@ -40,11 +46,14 @@ PullConsumer::PullConsumer(JetStreamClient& client, PullConsumerSpec spec)
   jsErrCode code = static_cast<jsErrCode>(0);
   natsStatus status = js_GetConsumerInfo(&info, client_.jetstream(), spec_.stream.c_str(),
                                          spec_.durable.c_str(), nullptr, &code);
+  if (status == NATS_OK && info != nullptr && info->Config != nullptr)
+    acks_cumulatively_ = info->Config->AckPolicy == js_AckAll;
   jsConsumerInfo_Destroy(info);
   if (status != NATS_OK) {
     if (code != JSConsumerNotFoundErr)
       throw NatsError("consumer info " + spec_.durable, status, js_detail(code));
     create(0);
+    acks_cumulatively_ = true;
   }
   subscribe();
 }
@@ -55,7 +64,9 @@ void PullConsumer::create(std::uint64_t start_seq) {
   jsConsumerConfig config;
   jsConsumerConfig_Init(&config);
   config.Durable = spec_.durable.c_str();
-  config.AckPolicy = js_AckExplicit;
+  // The ingester commits messages in stream order, so one ack after each commit settles them
+  // all: a message per batch to the server instead of one per message.
+  config.AckPolicy = js_AckAll;
   config.AckWait = spec_.ack_wait.count() * 1'000'000;
   config.MaxAckPending = spec_.max_ack_pending;
   config.DeliverPolicy = start_seq == 0 ? js_DeliverAll : js_DeliverByStartSequence;
@@ -114,6 +125,7 @@ void PullConsumer::restart_at(std::uint64_t start_seq) {
   if (status != NATS_OK && code != JSConsumerNotFoundErr)
     throw NatsError("delete consumer " + spec_.durable, status, js_detail(code));
   create(start_seq);
+  acks_cumulatively_ = true;
   subscribe();
   unfinished_restart_.reset();
 }

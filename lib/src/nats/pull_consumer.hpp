@@ -1,5 +1,5 @@
-// A durable JetStream pull consumer: fetch in batches, acknowledge one by one, and restart
-// delivery at a chosen stream sequence.
+// A durable JetStream pull consumer: fetch in batches, acknowledge, and restart delivery at a
+// chosen stream sequence.
 #pragma once
 
 #include <nats/nats.h>
@@ -26,8 +26,12 @@ class FetchedMessage {
   natsMsg* get() const { return message_; }
   // The message's position in its stream.
   std::uint64_t stream_seq() const { return stream_seq_; }
-  // Done: JetStream will not deliver it again. Throws NatsError.
+  // Done: JetStream will not deliver it again, nor, when the consumer acks cumulatively, any
+  // message before it. Throws NatsError.
   void ack();
+  // ack(), returning once the server confirms it, by when it has also processed every earlier
+  // ack and terminate of this connection. Throws NatsError.
+  void ack_confirmed();
   // Never deliverable: JetStream stops redelivering it. Throws NatsError.
   void terminate();
 
@@ -56,6 +60,10 @@ class PullConsumer {
   // Up to `batch` messages, waiting at most `wait`; empty when none came. Throws NatsError.
   std::vector<FetchedMessage> fetch(int batch, Duration wait);
 
+  // Whether one ack settles every message before it too (AckAll). Durables this class creates
+  // do; one made by an older sluice with AckExplicit needs each message acknowledged.
+  bool acks_cumulatively() const { return acks_cumulatively_; }
+
   // Recreates the durable so that delivery restarts, in stream order, at `start_seq`; what it
   // had delivered and not had acknowledged is forgotten. Throws NatsError.
   void restart_at(std::uint64_t start_seq);
@@ -68,6 +76,7 @@ class PullConsumer {
   JetStreamClient& client_;
   PullConsumerSpec spec_;
   natsSubscription* subscription_ = nullptr;
+  bool acks_cumulatively_ = true;
   // Set while a restart_at() has not completed, so the next fetch finishes it.
   std::optional<std::uint64_t> unfinished_restart_;
 };
