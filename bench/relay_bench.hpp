@@ -15,7 +15,9 @@ struct RelayBenchResult {
 };
 
 // Starts its own nats-server on 127.0.0.1 (free port, temporary store) and stops it before
-// returning. `events` are spread over `keys` ordering keys.
-RelayBenchResult run_relay_bench(int events = 20000, int keys = 1000);
+// returning. `events` are spread over `keys` ordering keys. The floor and the relay are measured
+// `rounds` times, alternating, each on its own stream and files; the best of each side counts,
+// as in sluice-bench.
+RelayBenchResult run_relay_bench(int events = 20000, int keys = 1000, int rounds = 3);
 
 }  // namespace sluice::bench

@@ -104,6 +104,24 @@ TEST_CASE("headers, key, dedup key and not-before are stored as given") {
   CHECK(event.payload == R"({"x":1})");
 }
 
+TEST_CASE("headers come back exactly, plain ASCII or needing JSON escapes") {
+  Fixture f;
+  const Headers plain = {{"content-type", "application/json"}, {"traceparent", "00-4bf9-01"}};
+  const Headers escaped = {{"quote", "say \"hi\""},
+                           {"back\\slash", "a\\b"},
+                           {"line", "one\ntwo"},
+                           {"utf8", "caf\xc3\xa9"},
+                           {"plain", "x"}};
+  for (const Headers& headers : {plain, escaped}) {
+    const auto stored = f.outbox.enqueue_now({.topic = "t", .headers = headers});
+    CHECK(find_event(f.db, stored.id).headers == headers);
+  }
+  SQLite::Statement raw(f.db, "SELECT headers FROM sluice_events ORDER BY seq LIMIT 1");
+  REQUIRE(raw.executeStep());
+  CHECK(raw.getColumn(0).getString() ==
+        R"({"content-type":"application/json","traceparent":"00-4bf9-01"})");
+}
+
 TEST_CASE("receive stores the first arrival of an ID and acknowledges later ones as duplicates") {
   Fixture f;
   CHECK_THROWS_AS(f.outbox.receive({.topic = "t"}), InvalidArgument);

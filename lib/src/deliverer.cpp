@@ -521,8 +521,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     if (spec.batch_handlers.count(topic) > 0) {
       while (end < claim.items.size() && claim.items[end].event.topic == topic) ++end;
     }
-    const std::vector<ClaimedItem> group(claim.items.begin() + claim.next,
-                                         claim.items.begin() + end);
+    const std::span<const ClaimedItem> group(claim.items.data() + claim.next, end - claim.next);
     const std::vector<Outcome> outcomes = run_outside(spec, group, failed_keys);
     const std::size_t start = claim.next;
     StepResult committed;
@@ -549,14 +548,16 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
 }
 
 std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
-                                            const std::vector<ClaimedItem>& items,
+                                            std::span<const ClaimedItem> items,
                                             const std::set<std::string>& failed_keys) {
   std::vector<Outcome> outcomes(items.size());
   std::vector<Event> batch;
   std::vector<std::size_t> batch_index;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Event& event = items[i].event;
-    if (seen(spec.id, event.id)) continue;  // done already: a crash after the effect
+    // Done already: a crash after the effect. Only a retried item can be: a fresh one comes from
+    // past the cursor, which this consumer never had (a crashed claim's items come back retried).
+    if (!items[i].fresh && seen(spec.id, event.id)) continue;
     if (spec.options.ordered && !event.key.empty() && failed_keys.count(event.key) > 0) {
       outcomes[i] = Outcome::snooze(Duration(0));
       continue;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,7 @@ class Deliverer {
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
                              std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
-  std::vector<Outcome> run_outside(ConsumerSpec& spec, const std::vector<ClaimedItem>& items,
+  std::vector<Outcome> run_outside(ConsumerSpec& spec, std::span<const ClaimedItem> items,
                                    const std::set<std::string>& failed_keys);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                      std::set<std::string>& failed_keys, TimePoint now, StepResult& result);

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "json_syntax.hpp"
 #include "sluice/error.hpp"
 
@@ -23,6 +25,13 @@ void check_text(const std::string& value, std::size_t max_bytes, const char* fie
                             " contains a control character");
     }
   }
+}
+
+// Printable ASCII other than the two characters JSON escapes: written as is.
+bool is_plain(const std::string& text) {
+  for (unsigned char c : text)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  return true;
 }
 
 }  // namespace
@@ -82,6 +91,22 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
 
 std::string encode_headers(const Headers& headers) {
   if (headers.empty()) return {};
+  // Headers are almost always plain ASCII (trace IDs, content types); building them by hand is
+  // several times cheaper than through nlohmann, which stays the way for anything else.
+  if (std::all_of(headers.begin(), headers.end(),
+                  [](const auto& h) { return is_plain(h.first) && is_plain(h.second); })) {
+    std::string text = "{";
+    for (const auto& [name, value] : headers) {
+      if (text.size() > 1) text += ',';
+      text += '"';
+      text += name;
+      text += "\":\"";
+      text += value;
+      text += '"';
+    }
+    text += '}';
+    return text;
+  }
   nlohmann::json object = nlohmann::json::object();
   for (const auto& [name, value] : headers) object[name] = value;
   return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -1,7 +1,8 @@
 #include "sluice/relay.hpp"
 
 #include <atomic>
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "../log_to.hpp"
 #include "backoff.hpp"
@@ -107,13 +108,15 @@ struct Relay::Impl {
       return outcomes;
     }
 
-    std::set<std::string> held_keys;
+    // Views of the events' keys, which outlive both sets.
+    std::unordered_set<std::string_view> held_keys;
     std::vector<std::size_t> remaining(events.size());
     for (std::size_t i = 0; i < events.size(); ++i) remaining[i] = i;
     while (!remaining.empty()) {
       std::vector<std::size_t> round;
       std::vector<std::size_t> later;
-      std::set<std::string> keys_in_round;
+      std::unordered_set<std::string_view> keys_in_round;
+      keys_in_round.reserve(remaining.size());
       for (std::size_t i : remaining) {
         const std::string& key = events[i].key;
         if (!key.empty() && held_keys.count(key)) {
@@ -129,6 +132,7 @@ struct Relay::Impl {
         }
       }
       std::vector<nats::OutgoingMessage> messages;
+      messages.reserve(round.size());
       for (std::size_t i : round)
         messages.push_back({subject_of(events[i]), events[i].id, events[i].payload,
                             nats::message_headers(events[i])});
