@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "json_syntax.hpp"
 #include "sluice/error.hpp"
@@ -34,6 +36,50 @@ bool is_plain(const std::string& text) {
   return true;
 }
 
+// The headers encode_headers wrote by hand: {"name":"value",...} of plain strings. Empty when
+// `text` has any other shape.
+std::optional<Headers> decode_plain_headers(std::string_view text) {
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}' ||
+      text.find('\\') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  Headers headers;
+  std::size_t at = 1;
+  auto quoted = [&](std::string_view& out) {
+    if (at >= text.size() || text[at] != '"') return false;
+    const std::size_t end = text.find('"', at + 1);
+    if (end == std::string_view::npos) return false;
+    out = text.substr(at + 1, end - at - 1);
+    at = end + 1;
+    return true;
+  };
+  while (at < text.size() - 1) {
+    std::string_view name, value;
+    if (!quoted(name) || at >= text.size() || text[at++] != ':' || !quoted(value)) {
+      return std::nullopt;
+    }
+    headers.emplace_hint(headers.end(), name, value);
+    if (text[at] == ',' && at + 1 < text.size() - 1) {
+      ++at;
+    } else if (at != text.size() - 1) {
+      return std::nullopt;
+    }
+  }
+  return headers;
+}
+
+Headers decode_headers(const std::string& text) {
+  if (auto plain = decode_plain_headers(text)) return std::move(*plain);
+  Headers headers;
+  const auto object = nlohmann::json::parse(text, nullptr, false);
+  if (object.is_object()) {
+    for (const auto& [name, value] : object.items()) {
+      headers[name] = value.is_string() ? value.template get<std::string>() : value.dump();
+    }
+  }
+  return headers;
+}
+
 }  // namespace
 
 Event read_event(SQLite::Statement& row, int first) {
@@ -42,15 +88,7 @@ Event read_event(SQLite::Statement& row, int first) {
   event.id = row.getColumn(first + 1).getString();
   event.topic = row.getColumn(first + 2).getString();
   event.payload = row.getColumn(first + 3).getString();
-  if (!row.getColumn(first + 4).isNull()) {
-    const auto headers =
-        nlohmann::json::parse(row.getColumn(first + 4).getString(), nullptr, false);
-    if (headers.is_object()) {
-      for (const auto& [name, value] : headers.items()) {
-        event.headers[name] = value.is_string() ? value.template get<std::string>() : value.dump();
-      }
-    }
-  }
+  if (!row.getColumn(first + 4).isNull()) event.headers = decode_headers(row.getColumn(first + 4));
   event.key = row.getColumn(first + 5).getString();
   event.dedup_key = row.getColumn(first + 6).getString();
   if (!row.getColumn(first + 7).isNull()) {
