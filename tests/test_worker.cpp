@@ -27,6 +27,21 @@ TEST_CASE("a subscribed consumer receives each event once and the inbox records 
   CHECK(count(f.db, "sluice_claims") == 0);
 }
 
+TEST_CASE("an event the inbox already holds is not applied again, its handler's writes undone") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("billing", "order.placed", recording("billing"));
+  const std::string id = f.publish("order.placed").id;
+  f.publish("order.placed");
+  f.db.exec("INSERT INTO sluice_inbox (consumer_id, event_id, delivered_at) SELECT id, '" + id +
+            "', 0 FROM sluice_consumers WHERE name = 'billing'");
+  const DrainResult result = worker.run_until_idle();
+  CHECK(result.delivered == 1);
+  CHECK(count(f.db, "applied") == 1);
+  CHECK(count(f.db, "sluice_inbox") == 2);
+  CHECK(count(f.db, "sluice_deliveries") == 0);
+}
+
 TEST_CASE("consumers and subscriptions are recorded in the file") {
   Fixture f;
   Worker worker(f.db, f.options);

@@ -434,13 +434,6 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   }
   savepoint_.exec();
   savepoint_.reset();
-  if (!mark_seen(spec.id, event.id, now)) {
-    // Applied before (e.g. by a backfill's earlier pass): skip the handler, count nothing.
-    release_savepoint_.exec();
-    release_savepoint_.reset();
-    if (!item.fresh) delete_delivery(spec.id, event.seq);
-    return;
-  }
   const auto handler = spec.handlers.find(event.topic);
   Failure failure = Failure::kNone;
   std::string error;
@@ -488,7 +481,10 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     }
     snooze = context.snoozed();
   }
-  if (failure == Failure::kNone && !snooze) {
+  // Marked seen after the handler, so a failure has only the handler's writes to undo. An event
+  // seen before (its effect committed by an earlier pass) has its second effect undone.
+  const bool first_time = failure == Failure::kNone && !snooze && mark_seen(spec.id, event.id, now);
+  if (first_time) {
     release_savepoint_.exec();
     release_savepoint_.reset();
     delivered(spec, item, now, result);
@@ -498,6 +494,10 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   rollback_savepoint_.reset();
   release_savepoint_.exec();
   release_savepoint_.reset();
+  if (failure == Failure::kNone && !snooze) {
+    if (!item.fresh) delete_delivery(spec.id, event.seq);
+    return;
+  }
   if (!event.key.empty()) failed_keys.insert(event.key);
   if (failure == Failure::kNone) {
     write_delivery(spec.id, event, "pending", item.attempt - 1, now + *snooze, false, "snoozed", {},
@@ -547,8 +547,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
   return result;
 }
 
-std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec,
-                                            std::span<const ClaimedItem> items,
+std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec, std::span<const ClaimedItem> items,
                                             const std::set<std::string>& failed_keys) {
   std::vector<Outcome> outcomes(items.size());
   std::vector<Event> batch;

@@ -1,8 +1,7 @@
 #include "event_codec.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 
