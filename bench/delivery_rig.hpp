@@ -32,6 +32,8 @@ class DeliveryRig {
   sluice::Outbox& outbox() { return *outbox_; }
   sluice::Worker& worker() { return *worker_; }
   long long written() const;
+  // The first consumer's handler.
+  DomainWriter& writer() { return *writers_.front(); }
 
  private:
   std::unique_ptr<SQLite::Database> producer_;

@@ -24,6 +24,16 @@ void DomainWriter::write(const sluice::Event& event, sluice::Context& context) {
   insert_->exec();
   insert_->reset();
   written_.fetch_add(1, std::memory_order_relaxed);
+  if (mark_every_ > 0 && ++since_mark_ == mark_every_) {
+    since_mark_ = 0;
+    marks_.push_back(std::chrono::steady_clock::now());
+  }
+}
+
+void DomainWriter::mark_every(long long every) {
+  mark_every_ = every;
+  since_mark_ = 0;
+  marks_.assign(1, std::chrono::steady_clock::now());
 }
 
 }  // namespace bench

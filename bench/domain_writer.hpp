@@ -6,7 +6,9 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <vector>
 
 #include "sluice/consumer.hpp"
 
@@ -25,12 +27,19 @@ class DomainWriter {
   void write(const sluice::Event& event, sluice::Context& context);
   // Events written so far; readable from any thread.
   long long written() const { return written_.load(); }
+  // From now on, notes the time of every `every`-th write, starting with now.
+  void mark_every(long long every);
+  // The times noted, for throughput window by window.
+  const std::vector<std::chrono::steady_clock::time_point>& marks() const { return marks_; }
 
  private:
   int fail_every_;
   SQLite::Database* prepared_on_ = nullptr;
   std::unique_ptr<SQLite::Statement> insert_;
   std::atomic<long long> written_{0};
+  long long mark_every_ = 0;
+  long long since_mark_ = 0;
+  std::vector<std::chrono::steady_clock::time_point> marks_;
 };
 
 }  // namespace bench

@@ -46,9 +46,8 @@ double plain_publish_rate(const std::string& url, const std::vector<NewEvent>& e
     event.topic = events[i].topic;
     event.key = events[i].key;
     event.headers = events[i].headers;
-    messages.push_back(
-        {"baseline" + round + "." + event.topic, event.id, events[i].payload,
-         nats::message_headers(event)});
+    messages.push_back({"baseline" + round + "." + event.topic, event.id, events[i].payload,
+                        nats::message_headers(event)});
   }
   const auto start = Clock::now();
   for (std::size_t first = 0; first < messages.size(); first += 512) {
