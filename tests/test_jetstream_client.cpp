@@ -194,5 +194,9 @@ TEST_CASE("a 3-replica stream on a 3-node cluster keeps taking messages with one
   }
   CHECK(acknowledged == 200);
   CHECK(count_kind(outcomes, Kind::kDuplicate) >= 100);
-  CHECK(outcomes[199].stream_seq == 200);
+  // 200 distinct messages, each stored once: sequences 1..200. Which message got which is not
+  // fixed: during the failover a later message can be stored before an earlier one's retry.
+  std::uint64_t highest = 0;
+  for (const auto& outcome : outcomes) highest = std::max(highest, outcome.stream_seq);
+  CHECK(highest == 200);
 }
