@@ -1,6 +1,5 @@
 #include "jetstream_client.hpp"
 
-#include <deque>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -61,11 +60,12 @@ NatsError::NatsError(const std::string& operation, natsStatus status, const std:
             (detail.empty() ? std::string() : " (" + detail + ")")),
       status_(status) {}
 
-// The bookkeeping of one publish() call; the ack handler fills it from libnats' thread.
+// The bookkeeping of one publish() call; the ack handler fills it from libnats' thread. libnats
+// hands the ack handler the very message it was given, so the message's address finds its
+// outcome: no header parsing, and two messages with one ID stay apart.
 struct JetStreamClient::PendingBatch {
   std::vector<PublishOutcome> outcomes;
-  std::unordered_map<std::string, std::deque<std::size_t>> index_by_id;
-  std::size_t outstanding = 0;
+  std::unordered_map<const natsMsg*, std::size_t> index_by_message;
 };
 
 JetStreamClient::JetStreamClient(ConnectionSettings settings) : settings_(std::move(settings)) {
@@ -162,14 +162,12 @@ void JetStreamClient::on_publish_ack(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubA
 }
 
 void JetStreamClient::record_ack(natsMsg* msg, jsPubAck* ack, jsPubAckErr* error) {
-  const char* id = nullptr;
-  if (natsMsgHeader_Get(msg, kMsgIdHeader, &id) != NATS_OK || id == nullptr) return;
   std::lock_guard lock(ack_mutex_);
   if (batch_ == nullptr) return;
-  auto found = batch_->index_by_id.find(id);
-  if (found == batch_->index_by_id.end() || found->second.empty()) return;
-  PublishOutcome& outcome = batch_->outcomes[found->second.front()];
-  found->second.pop_front();
+  auto found = batch_->index_by_message.find(msg);
+  if (found == batch_->index_by_message.end()) return;
+  PublishOutcome& outcome = batch_->outcomes[found->second];
+  batch_->index_by_message.erase(found);
   if (ack != nullptr) {
     outcome.kind =
         ack->Duplicate ? PublishOutcome::Kind::kDuplicate : PublishOutcome::Kind::kStored;
@@ -184,7 +182,6 @@ void JetStreamClient::record_ack(natsMsg* msg, jsPubAck* ack, jsPubAckErr* error
       outcome.error += " (JetStream error " + std::to_string(error->ErrCode) + ")";
     if (error->Err == NATS_NO_RESPONDERS) outcome.error = "no responders";
   }
-  --batch_->outstanding;
   ack_arrived_.notify_all();
 }
 
@@ -193,6 +190,7 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
   std::lock_guard publishing(publish_mutex_);
   PendingBatch batch;
   batch.outcomes.resize(messages.size());
+  batch.index_by_message.reserve(messages.size());
   if (!connected()) {
     for (auto& outcome : batch.outcomes)
       outcome.error = "not connected to NATS at " + settings_.url;
@@ -220,20 +218,16 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
     if (status == NATS_OK) status = natsMsgHeader_Set(msg, kMsgIdHeader, message.msg_id.c_str());
     for (const auto& [name, value] : message.headers)
       if (status == NATS_OK) status = natsMsgHeader_Set(msg, name.c_str(), value.c_str());
+    const natsMsg* sent = msg;
     if (status == NATS_OK) {
       std::lock_guard lock(ack_mutex_);
-      batch.index_by_id[message.msg_id].push_back(i);
-      ++batch.outstanding;
+      batch.index_by_message.emplace(sent, i);
     }
     if (status == NATS_OK) status = js_PublishMsgAsync(jetstream_, &msg, &publish_options);
     natsMsg_Destroy(msg);
     if (status != NATS_OK) {
       std::lock_guard lock(ack_mutex_);
-      auto& queue = batch.index_by_id[message.msg_id];
-      if (!queue.empty() && queue.back() == i) {
-        queue.pop_back();
-        --batch.outstanding;
-      }
+      batch.index_by_message.erase(sent);
       outcome.kind = status == NATS_MAX_PAYLOAD ? PublishOutcome::Kind::kPermanent
                                                 : PublishOutcome::Kind::kTransient;
       outcome.error = status == NATS_MAX_PAYLOAD ? "message larger than the server's max_payload"
@@ -250,17 +244,16 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
 void JetStreamClient::abandon_outstanding(PendingBatch& batch, Duration ack_timeout) {
   std::unique_lock lock(ack_mutex_);
   const auto deadline = std::chrono::steady_clock::now() + ack_timeout + std::chrono::seconds(1);
-  ack_arrived_.wait_until(lock, deadline, [&] { return batch.outstanding == 0; });
+  ack_arrived_.wait_until(lock, deadline, [&] { return batch.index_by_message.empty(); });
   batch_ = nullptr;
-  if (batch.outstanding == 0) return;
+  if (batch.index_by_message.empty()) return;
   lock.unlock();
   natsMsgList pending{};
   if (js_PublishAsyncGetPendingList(&pending, jetstream_) == NATS_OK) natsMsgList_Destroy(&pending);
-  for (const auto& [id, queue] : batch.index_by_id)
-    for (std::size_t index : queue)
-      batch.outcomes[index] = {
-          PublishOutcome::Kind::kTransient,
-          "no publish acknowledgement within " + std::to_string(ack_timeout.count()) + " ms", 0};
+  for (const auto& [message, index] : batch.index_by_message)
+    batch.outcomes[index] = {
+        PublishOutcome::Kind::kTransient,
+        "no publish acknowledgement within " + std::to_string(ack_timeout.count()) + " ms", 0};
 }
 
 // JetStream answers "no responders" both while a stream leader is being elected and when no
