@@ -11,6 +11,7 @@
 #include "json_fields.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
+#include "sluice/inspect.hpp"
 #include "sluice/retention.hpp"
 #include "sluice/stats.hpp"
 #include "table.hpp"
@@ -85,10 +86,7 @@ CheckResult check_dedup_horizon(SQLite::Database& db, const Options& options) {
 }
 
 CheckResult check_expired_claims(SQLite::Database& db, const Options& options) {
-  SQLite::Statement query(db, "SELECT count(*) FROM sluice_claims WHERE lease_until < ?");
-  query.bind(1, static_cast<std::int64_t>(system_clock()->now().time_since_epoch().count()));
-  query.executeStep();
-  const long long expired = query.getColumn(0).getInt64();
+  const long long expired = claims_past_lease(db, system_clock()->now());
   if (expired == 0) return {"expired_claims", Severity::kOk, "none past the claim lease"};
   return {"expired_claims", Severity::kWarning,
           std::to_string(expired) + " claim(s) past their " + format_duration(options.claim_lease) +

@@ -16,10 +16,6 @@ namespace {
 
 constexpr int kPageSize = 500;
 
-std::int64_t newest_seq(SQLite::Database& db) {
-  return db.execAndGet("SELECT coalesce(max(seq), 0) FROM sluice_events").getInt64();
-}
-
 // Changes whenever another connection commits to the file.
 std::int64_t data_version(SQLite::Database& db) {
   return db.execAndGet("PRAGMA data_version").getInt64();
@@ -51,7 +47,7 @@ void add_tail_command(CLI::App& app, std::shared_ptr<Session> session) {
     EventFilter filter;
     filter.topic = args->topic;
     filter.limit = kPageSize;
-    filter.after_seq = newest_seq(db);
+    filter.after_seq = newest_event_seq(db);
     std::int64_t version = data_version(db);
     std::cerr << "following " << session->db_path << " after seq " << filter.after_seq
               << " (Ctrl-C to stop)" << std::endl;

@@ -63,3 +63,23 @@ TEST_CASE("an event's delivery statuses and attempt history") {
   CHECK(history[1].attempt == 2);
   CHECK_THROWS_AS(find_event(f.db, "missing"), NotFound);
 }
+
+TEST_CASE("the newest event's seq, and claims past their lease while a worker holds one") {
+  Fixture f;
+  CHECK(newest_event_seq(f.db) == 0);
+  Worker worker(f.db, f.options);
+  long long now_past_lease = -1;
+  long long later_past_lease = -1;
+  worker.subscribe("c", "a", [&](const Event&, Context& ctx) {
+    now_past_lease = claims_past_lease(ctx.db(), f.clock->now());
+    later_past_lease = claims_past_lease(
+        ctx.db(), f.clock->now() + f.options.claim_lease + std::chrono::seconds(1));
+  });
+  f.publish("a");
+  const auto newest = f.publish("a");
+  CHECK(newest_event_seq(f.db) == newest.seq);
+  worker.run_until_idle();
+  CHECK(now_past_lease == 0);
+  CHECK(later_past_lease == 1);
+  CHECK(claims_past_lease(f.db, f.clock->now() + std::chrono::hours(1)) == 0);
+}

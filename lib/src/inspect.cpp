@@ -132,4 +132,19 @@ std::vector<AttemptRecord> attempt_history(SQLite::Database& db, const Event& ev
   });
 }
 
+std::int64_t newest_event_seq(SQLite::Database& db) {
+  return guarded("read newest event", [&] {
+    return db.execAndGet("SELECT coalesce(max(seq), 0) FROM sluice_events").getInt64();
+  });
+}
+
+long long claims_past_lease(SQLite::Database& db, TimePoint now) {
+  return guarded("count claims past their lease", [&] {
+    SQLite::Statement query(db, "SELECT count(*) FROM sluice_claims WHERE lease_until < ?");
+    query.bind(1, static_cast<std::int64_t>(to_millis(now)));
+    query.executeStep();
+    return query.getColumn(0).getInt64();
+  });
+}
+
 }  // namespace sluice

@@ -57,4 +57,12 @@ std::vector<DeliveryStatus> delivery_statuses(SQLite::Database& db, const Event&
 // The event's attempt history, oldest first.
 std::vector<AttemptRecord> attempt_history(SQLite::Database& db, const Event& event);
 
+// The seq of the newest event in the file, 0 when there is none: a position to follow new
+// events from (EventFilter::after_seq).
+std::int64_t newest_event_seq(SQLite::Database& db);
+
+// Claims whose lease ended before `now`: each is a worker past its expected claim duration,
+// stuck or dead. A claim is taken back only once its process is gone, never for its lease.
+long long claims_past_lease(SQLite::Database& db, TimePoint now);
+
 }  // namespace sluice
