@@ -165,10 +165,12 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   spec.latest_now = std::max(spec.latest_now, now);
   if (!has_work(spec, now)) return result;
   WriteTransaction tx(db_);
+  const auto locked = std::chrono::steady_clock::now();
   recover_abandoned(spec, now, result);
   add_counters(spec, result);
   std::optional<Claim> claim = claim_into(spec, now);
   tx.commit();
+  result.held_write_lock = std::chrono::steady_clock::now() - locked;
   SLUICE_CRASH_POINT("after-claim");
   result.progressed = claim.has_value() || result.retried + result.dead_lettered > 0;
   in_hand = std::move(claim);
@@ -385,6 +387,7 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
       ++claim.next;
     }
     next = commit_step(tx, spec, claim, start, stopping, now, result);
+    result.held_write_lock = std::chrono::steady_clock::now() - began;
   } catch (...) {
     claim.next = start;
     throw;
@@ -527,12 +530,15 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     StepResult committed;
     try {
       WriteTransaction tx(db_);
+      const auto locked = std::chrono::steady_clock::now();
       const TimePoint now = clock_->now();
       for (std::size_t i = 0; i < group.size(); ++i) {
         apply_outcome(spec, group[i], outcomes[i], failed_keys, now, committed);
       }
       claim.next = end;
       next = commit_step(tx, spec, claim, start, stopping, now, committed);
+      result.held_write_lock =
+          std::max(result.held_write_lock, std::chrono::steady_clock::now() - locked);
     } catch (...) {
       claim.next = start;
       throw;

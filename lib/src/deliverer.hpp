@@ -5,6 +5,7 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,6 +58,9 @@ struct StepResult {
   long long retried = 0;
   long long snoozed = 0;
   long long dead_lettered = 0;
+  // The longest the step held the write lock at a stretch (a handler outside the transaction
+  // does not count): what a writer of the app may have waited behind.
+  std::chrono::steady_clock::duration held_write_lock{};
 };
 
 // Not thread-safe: bound to one connection, used by one thread at a time.

@@ -27,18 +27,18 @@ constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 // SQLite's write lock is not fair: a worker that begins its next transaction right after
 // committing starves the app's writers, which poll for the lock (every 50 us, then every 250 us:
 // see database.cpp). After a step that held the lock for a millisecond or more, the worker
-// leaves it free for 1% of the step's time, 100 to 400 us: a few percent of throughput at most,
+// leaves it free for 1% of that time, 100 to 400 us: a few percent of throughput at most,
 // and past the 250 us poll after the long steps that make the app wait. Shorter steps leave
 // short gaps often enough that a polling writer soon finds one, and a sleep after each would
 // cost more than the step.
-constexpr std::chrono::steady_clock::duration kStepWorthAGap = std::chrono::milliseconds(1);
+constexpr std::chrono::steady_clock::duration kHoldWorthAGap = std::chrono::milliseconds(1);
 constexpr std::chrono::microseconds kMinGapAfterStep(100);
 constexpr std::chrono::microseconds kMaxGapAfterStep(400);
 
-void leave_write_lock_free(std::chrono::steady_clock::duration step_took) {
-  if (step_took < kStepWorthAGap) return;
+void leave_write_lock_free(std::chrono::steady_clock::duration held) {
+  if (held < kHoldWorthAGap) return;
   std::this_thread::sleep_for(std::clamp<std::chrono::steady_clock::duration>(
-      step_took / 100, kMinGapAfterStep, kMaxGapAfterStep));
+      held / 100, kMinGapAfterStep, kMaxGapAfterStep));
 }
 
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
@@ -106,10 +106,9 @@ struct Worker::Impl {
   bool round(bool stopping, DrainResult& totals) {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
-      const auto began = std::chrono::steady_clock::now();
       const StepResult step = guarded(
           "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
-      if (step.progressed) leave_write_lock_free(std::chrono::steady_clock::now() - began);
+      leave_write_lock_free(step.held_write_lock);
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;

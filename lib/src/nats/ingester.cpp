@@ -82,6 +82,12 @@ struct Ingester::Impl {
     IngestResult result;
     std::vector<nats::FetchedMessage*> to_ack;
     std::vector<nats::FetchedMessage*> to_terminate;
+    // The handled message with the highest stream sequence: its ack settles the batch.
+    nats::FetchedMessage* highest = nullptr;
+    auto handled = [&](std::vector<nats::FetchedMessage*>& settle_as, nats::FetchedMessage& m) {
+      settle_as.push_back(&m);
+      if (highest == nullptr || m.stream_seq() > highest->stream_seq()) highest = &m;
+    };
     std::uint64_t new_position = position;
     bool gap = false;
     {
@@ -90,7 +96,7 @@ struct Ingester::Impl {
         const std::uint64_t seq = message.stream_seq();
         if (seq != 0 && seq <= new_position) {
           ++result.duplicates;
-          to_ack.push_back(&message);
+          handled(to_ack, message);
           continue;
         }
         if (new_position != 0 && seq != new_position + 1 && !accept_any_next) {
@@ -101,10 +107,10 @@ struct Ingester::Impl {
         try {
           EnqueueResult stored = outbox.receive(nats::event_from_message(message.get()));
           ++(stored.duplicate() ? result.duplicates : result.received);
-          to_ack.push_back(&message);
+          handled(to_ack, message);
         } catch (const InvalidArgument& e) {
           ++malformed;
-          to_terminate.push_back(&message);
+          handled(to_terminate, message);
           log_to(options, LogLevel::kError, "ingester: message is not a sluice event, terminated",
                  {{"durable", ingester_options.durable},
                   {"stream_seq", std::to_string(seq)},
@@ -124,20 +130,16 @@ struct Ingester::Impl {
     }
     position = new_position;
     SLUICE_CRASH_POINT("ingest-before-ack");
-    // The last settlement waits for the server, so a batch is settled when poll() returns.
-    nats::FetchedMessage* last = nullptr;
-    for (auto* message : to_ack)
-      if (last == nullptr || message->stream_seq() > last->stream_seq()) last = message;
+    // The highest message's ack waits for the server, so a batch is settled when poll()
+    // returns. Under AckAll it settles every message before it too, the malformed ones
+    // committed as skipped; an AckExplicit durable needs each one settled.
     if (!pull_consumer->acks_cumulatively()) {
-      for (auto* message : to_terminate) settle(*message, &nats::FetchedMessage::terminate);
-      for (auto* message : to_ack)
-        if (message != last) settle(*message, &nats::FetchedMessage::ack);
-    } else {
-      // Every message up to the last one handled is committed, the malformed ones as skipped.
       for (auto* message : to_terminate)
-        if (last == nullptr || message->stream_seq() > last->stream_seq()) last = message;
+        if (message != highest) settle(*message, &nats::FetchedMessage::terminate);
+      for (auto* message : to_ack)
+        if (message != highest) settle(*message, &nats::FetchedMessage::ack);
     }
-    if (last != nullptr) settle(*last, &nats::FetchedMessage::ack_confirmed);
+    if (highest != nullptr) settle(*highest, &nats::FetchedMessage::ack_confirmed);
     received += result.received;
     duplicates += result.duplicates;
     if (gap) {

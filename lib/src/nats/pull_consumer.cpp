@@ -53,7 +53,6 @@ PullConsumer::PullConsumer(JetStreamClient& client, PullConsumerSpec spec)
     if (code != JSConsumerNotFoundErr)
       throw NatsError("consumer info " + spec_.durable, status, js_detail(code));
     create(0);
-    acks_cumulatively_ = true;
   }
   subscribe();
 }
@@ -79,6 +78,7 @@ void PullConsumer::create(std::uint64_t start_seq) {
   if (status != NATS_OK)
     throw NatsError("create consumer " + spec_.durable + " on " + spec_.stream, status,
                     js_detail(code));
+  acks_cumulatively_ = true;
 }
 
 void PullConsumer::subscribe() {
@@ -125,7 +125,6 @@ void PullConsumer::restart_at(std::uint64_t start_seq) {
   if (status != NATS_OK && code != JSConsumerNotFoundErr)
     throw NatsError("delete consumer " + spec_.durable, status, js_detail(code));
   create(start_seq);
-  acks_cumulatively_ = true;
   subscribe();
   unfinished_restart_.reset();
 }
