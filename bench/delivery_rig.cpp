@@ -16,7 +16,7 @@ void run(SQLite::Statement& statement) {
 }  // namespace
 
 DeliveryRig::DeliveryRig(const std::string& path, const Storage& storage,
-                         const sluice::Options& options, int consumers, int fail_every)
+                         const sluice::Options& options, int consumers, Failures failures)
     : producer_(new SQLite::Database(sluice::open_database(path, options))),
       outbox_(std::make_unique<sluice::Outbox>(*producer_, options)),
       payloads_(sample_payloads()) {
@@ -24,7 +24,7 @@ DeliveryRig::DeliveryRig(const std::string& path, const Storage& storage,
   worker_ = storage.in_memory ? std::make_unique<sluice::Worker>(*producer_, options)
                               : std::make_unique<sluice::Worker>(path, options);
   for (int i = 0; i < consumers; ++i) {
-    writers_.push_back(std::make_unique<DomainWriter>(fail_every));
+    writers_.push_back(std::make_unique<DomainWriter>(failures));
     worker_->subscribe("bench-" + std::to_string(i), kTopic, writers_.back()->handler());
   }
 }

@@ -22,7 +22,7 @@ class DeliveryRig {
   // `consumers` consumers named bench-0.. subscribe to kTopic. For memory storage the worker
   // uses the producer's connection and can only run_until_idle().
   DeliveryRig(const std::string& path, const Storage& storage, const sluice::Options& options,
-              int consumers, int fail_every = 0);
+              int consumers, Failures failures = {});
   ~DeliveryRig();
 
   // Enqueues `events` events, 1000 per transaction.

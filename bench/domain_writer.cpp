@@ -11,8 +11,10 @@ sluice::Handler DomainWriter::handler() {
 }
 
 void DomainWriter::write(const sluice::Event& event, sluice::Context& context) {
-  if (fail_every_ > 0 && event.seq % fail_every_ == 0 && context.attempt() == 1) {
-    throw std::runtime_error("bench: transient failure");
+  if (failures_.every > 0 && event.seq % failures_.every == 0 && context.attempt() == 1) {
+    if (failures_.style == FailureStyle::kThrow)
+      throw std::runtime_error("bench: transient failure");
+    return context.retry("bench: transient failure");
   }
   SQLite::Database& db = context.db();
   if (prepared_on_ != &db) {

@@ -14,13 +14,21 @@
 
 namespace bench {
 
+// How the first attempt of a failing event fails: through Context::retry, or by throwing.
+enum class FailureStyle { kContextRetry, kThrow };
+
+// Which events fail their first attempt (every `every`-th by seq; none with 0), and how.
+struct Failures {
+  int every = 0;
+  FailureStyle style = FailureStyle::kContextRetry;
+};
+
 // Not thread-safe: serves one worker's handler calls. Must be destroyed before the worker whose
 // connection its statement was prepared on, and outlive the handler it hands out.
 class DomainWriter {
  public:
-  // With fail_every > 0, the first attempt of every event whose seq is a multiple of it throws,
-  // and the retry succeeds.
-  explicit DomainWriter(int fail_every = 0) : fail_every_(fail_every) {}
+  // The first attempt of each event `failures` names fails, and its retry succeeds.
+  explicit DomainWriter(Failures failures = {}) : failures_(failures) {}
 
   sluice::Handler handler();
   // What the handler does, for handlers that do more around it.
@@ -33,7 +41,7 @@ class DomainWriter {
   const std::vector<std::chrono::steady_clock::time_point>& marks() const { return marks_; }
 
  private:
-  int fail_every_;
+  Failures failures_;
   SQLite::Database* prepared_on_ = nullptr;
   std::unique_ptr<SQLite::Statement> insert_;
   std::atomic<long long> written_{0};

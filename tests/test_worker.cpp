@@ -120,6 +120,73 @@ TEST_CASE("snooze retries later without spending an attempt") {
   CHECK(count(f.db, "sluice_inbox") == 1);
 }
 
+TEST_CASE("ctx.retry fails the attempt without a throw: writes undone, retried, then exhausted") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("billing", "t", [&](const Event& e, Context& ctx) {
+    recording("billing")(e, ctx);
+    ctx.retry("gateway busy " + std::to_string(++calls));
+  });
+  f.publish("t", "{}", "k");
+  f.publish("t", "{}", "k");
+  CHECK(worker.run_until_idle().retried == 2);
+  CHECK(count(f.db, "applied") == 0);
+  CHECK(count(f.db, "sluice_inbox") == 0);
+  for (int i = 0; i < 10; ++i) {
+    f.clock->advance(seconds(30));
+    worker.run_until_idle();
+  }
+  CHECK(calls == 2 * f.options.retry.max_attempts);
+  const auto letters = list_dead_letters(f.db, {});
+  REQUIRE(letters.size() == 2);
+  CHECK(letters[0].reason == "exhausted");
+  CHECK(letters[0].attempts == f.options.retry.max_attempts);
+  CHECK(letters[0].last_error.rfind("gateway busy ", 0) == 0);
+  CHECK(count(f.db, "sluice_attempts", "outcome = 'retry'") == 4);
+  CHECK(consumer_stats(f.db, f.options).at(0).retries_total == 4);
+}
+
+TEST_CASE("ctx.dead_letter dead-letters at once as permanent; the last request decides") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("c", "t", [&](const Event& e, Context& ctx) {
+    recording("c")(e, ctx);
+    ctx.snooze(seconds(5));
+    ctx.dead_letter("order 42 does not exist");
+  });
+  f.publish("t");
+  CHECK(worker.run_until_idle().dead_lettered == 1);
+  CHECK(count(f.db, "applied") == 0);
+  const auto letters = list_dead_letters(f.db, {});
+  REQUIRE(letters.size() == 1);
+  CHECK(letters[0].reason == "permanent");
+  CHECK(letters[0].attempts == 1);
+  CHECK(letters[0].last_error == "order 42 does not exist");
+}
+
+TEST_CASE("an outside-transaction handler's ctx.retry and ctx.dead_letter are recorded") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("mailer", "t",
+                   [&](const Event&, Context& ctx) {
+                     if (++calls == 1) return ctx.retry("smtp timed out");
+                     ctx.dead_letter("mailbox does not exist");
+                   },
+                   {.mode = DeliveryMode::kOutsideTransaction});
+  f.publish("t");
+  CHECK(worker.run_until_idle().retried == 1);
+  f.clock->advance(seconds(1));
+  CHECK(worker.run_until_idle().dead_lettered == 1);
+  const auto letters = list_dead_letters(f.db, {});
+  REQUIRE(letters.size() == 1);
+  CHECK(letters[0].reason == "permanent");
+  CHECK(letters[0].attempts == 2);
+  CHECK(letters[0].last_error == "mailbox does not exist");
+  CHECK(count(f.db, "sluice_inbox") == 0);
+}
+
 TEST_CASE("delayed events are not delivered before their not-before time") {
   Fixture f;
   Worker worker(f.db, f.options);

@@ -438,56 +438,48 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   savepoint_.exec();
   savepoint_.reset();
   const auto handler = spec.handlers.find(event.topic);
-  Failure failure = Failure::kNone;
-  std::string error;
-  std::optional<Duration> snooze;
+  Outcome outcome;
   if (handler == spec.handlers.end()) {
-    failure = Failure::kRetry;
-    error = "no handler for topic '" + event.topic + "' is registered in this process";
+    outcome =
+        Outcome::retry("no handler for topic '" + event.topic + "' is registered in this process");
   } else {
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
     guard_.arm();
     try {
       SLUICE_CRASH_POINT("handler-before-write");
       handler->second(event, context);
+      outcome = std::move(context).requested();
     } catch (const PermanentError& e) {
-      failure = Failure::kPermanent;
-      error = e.what();
+      outcome = Outcome::permanent(e.what());
     } catch (const SQLite::Exception& e) {
       guard_.disarm();
       if (is_storage_failure(e.getExtendedErrorCode())) throw_database_error("deliver", e);
-      failure = Failure::kRetry;
-      error = e.what();
+      outcome = Outcome::retry(e.what());
     } catch (const DatabaseError& e) {
       guard_.disarm();
       if (is_storage_failure(e.code())) throw;
-      failure = Failure::kRetry;
-      error = e.what();
+      outcome = Outcome::retry(e.what());
     } catch (const std::exception& e) {
-      failure = Failure::kRetry;
-      error = e.what();
+      outcome = Outcome::retry(e.what());
     } catch (...) {
-      failure = Failure::kRetry;
-      error = "the handler threw a non-standard exception";
+      outcome = Outcome::retry("the handler threw a non-standard exception");
     }
     guard_.disarm();
     if (guard_.violated()) {
-      failure = Failure::kPermanent;
-      error =
+      outcome = Outcome::permanent(
           "the handler tried to begin, commit or roll back sluice's delivery transaction; "
-          "sluice commits it (use ctx.db() for writes only)";
+          "sluice commits it (use ctx.db() for writes only)");
     }
     if (!in_transaction(db_)) {
       throw DatabaseError("sluice: deliver: the delivery transaction was rolled back while '" +
-                              spec.name + "' handled event " + event.id + ": " + error,
+                              spec.name + "' handled event " + event.id + ": " + outcome.error,
                           SQLITE_ABORT);
     }
-    snooze = context.snoozed();
   }
+  const bool done = outcome.kind == Outcome::Kind::kDone;
   // Marked seen after the handler, so a failure has only the handler's writes to undo. An event
   // seen before (its effect committed by an earlier pass) has its second effect undone.
-  const bool first_time = failure == Failure::kNone && !snooze && mark_seen(spec.id, event.id, now);
-  if (first_time) {
+  if (done && mark_seen(spec.id, event.id, now)) {
     release_savepoint_.exec();
     release_savepoint_.reset();
     delivered(spec, item, now, result);
@@ -497,18 +489,11 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   rollback_savepoint_.reset();
   release_savepoint_.exec();
   release_savepoint_.reset();
-  if (failure == Failure::kNone && !snooze) {
+  if (done) {
     if (!item.fresh) delete_delivery(spec.id, event.seq);
     return;
   }
-  if (!event.key.empty()) failed_keys.insert(event.key);
-  if (failure == Failure::kNone) {
-    write_delivery(spec.id, event, "pending", item.attempt - 1, now + *snooze, false, "snoozed", {},
-                   std::nullopt, now);
-    ++result.snoozed;
-    return;
-  }
-  record_failure(spec, item, failure, error, now, result);
+  record_failure(spec, item, outcome, failed_keys, now, result);
 }
 
 StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand,
@@ -603,7 +588,7 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec, std::span<const 
   HandlerContext context(spec.name, items[i].attempt, nullptr, nullptr);
   try {
     handler->second(batch.front(), context);
-    outcomes[i] = context.snoozed() ? Outcome::snooze(*context.snoozed()) : Outcome::done();
+    outcomes[i] = std::move(context).requested();
   } catch (const PermanentError& e) {
     outcomes[i] = Outcome::permanent(e.what());
   } catch (const std::exception& e) {
@@ -617,29 +602,12 @@ std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec, std::span<const 
 void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                               std::set<std::string>& failed_keys, TimePoint now,
                               StepResult& result) {
-  const Event& event = item.event;
-  switch (outcome.kind) {
-    case Outcome::Kind::kDone:
-      if (mark_seen(spec.id, event.id, now)) {
-        delivered(spec, item, now, result);
-      } else if (!item.fresh) {
-        delete_delivery(spec.id, event.seq);
-      }
-      return;
-    case Outcome::Kind::kSnooze:
-      if (!event.key.empty()) failed_keys.insert(event.key);
-      write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, false,
-                     "snoozed", {}, std::nullopt, now);
-      ++result.snoozed;
-      return;
-    case Outcome::Kind::kRetry:
-    case Outcome::Kind::kPermanent:
-      if (!event.key.empty()) failed_keys.insert(event.key);
-      record_failure(
-          spec, item,
-          outcome.kind == Outcome::Kind::kPermanent ? Failure::kPermanent : Failure::kRetry,
-          outcome.error, now, result);
-      return;
+  if (outcome.kind != Outcome::Kind::kDone) {
+    record_failure(spec, item, outcome, failed_keys, now, result);
+  } else if (mark_seen(spec.id, item.event.id, now)) {
+    delivered(spec, item, now, result);
+  } else if (!item.fresh) {
+    delete_delivery(spec.id, item.event.seq);
   }
 }
 
@@ -651,11 +619,20 @@ void Deliverer::delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint
   write_history(spec.id, item.event.seq, item.attempt, now, "delivered", {});
 }
 
-void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, Failure failure,
-                               const std::string& error, TimePoint now, StepResult& result) {
+void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
+                               std::set<std::string>& failed_keys, TimePoint now,
+                               StepResult& result) {
   const Event& event = item.event;
+  if (!event.key.empty()) failed_keys.insert(event.key);
+  if (outcome.kind == Outcome::Kind::kSnooze) {
+    write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, false,
+                   "snoozed", {}, std::nullopt, now);
+    ++result.snoozed;
+    return;
+  }
+  const std::string& error = outcome.error;
   const char* reason = nullptr;
-  if (failure == Failure::kPermanent) {
+  if (outcome.kind == Outcome::Kind::kPermanent) {
     reason = "permanent";
   } else if (item.attempt >= spec.retry.max_attempts) {
     reason = "exhausted";

@@ -84,8 +84,6 @@ class Deliverer {
   std::optional<TimePoint> next_due(const ConsumerSpec& spec);
 
  private:
-  enum class Failure { kNone, kRetry, kPermanent };
-
   bool has_work(const ConsumerSpec& spec, TimePoint now);
   // After the clock was set back past when retries were scheduled, makes them due at once: the
   // time their backoff already ran is unknown, so they fire at worst early, never an hour late.
@@ -110,8 +108,10 @@ class Deliverer {
                                    StepResult& result);
 
   void delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now, StepResult& result);
-  void record_failure(ConsumerSpec& spec, const ClaimedItem& item, Failure failure,
-                      const std::string& error, TimePoint now, StepResult& result);
+  // Records an outcome other than done: snoozed, retried or dead-lettered. Its key, if any, is
+  // added to `failed_keys`.
+  void record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
+                      std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
   void record_crash(ConsumerSpec& spec, const Event& event, int attempt, const std::string& error,
                     TimePoint now, StepResult& result);
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,

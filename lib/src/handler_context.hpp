@@ -4,8 +4,8 @@
 
 #include <SQLiteCpp/Database.h>
 
-#include <optional>
 #include <string>
+#include <utility>
 
 #include "sluice/consumer.hpp"
 #include "sluice/outbox.hpp"
@@ -47,16 +47,21 @@ class HandlerContext final : public Context {
   int attempt() const override { return attempt_; }
   SQLite::Database& db() override;
   EnqueueResult enqueue(const NewEvent& event) override;
-  void snooze(Duration delay) override { snooze_ = delay; }
+  void snooze(Duration delay) override { requested_ = Outcome::snooze(delay); }
+  void retry(std::string error) override { requested_ = Outcome::retry(std::move(error)); }
+  void dead_letter(std::string error) override {
+    requested_ = Outcome::permanent(std::move(error));
+  }
 
-  const std::optional<Duration>& snoozed() const { return snooze_; }
+  // What the handler asked for through snooze, retry or dead_letter; done if nothing.
+  Outcome requested() && { return std::move(requested_); }
 
  private:
   const std::string& consumer_;
   int attempt_;
   SQLite::Database* db_;
   Outbox* outbox_;
-  std::optional<Duration> snooze_;
+  Outcome requested_;
 };
 
 }  // namespace sluice

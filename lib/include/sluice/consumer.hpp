@@ -40,6 +40,21 @@ struct ConsumerOptions {
   std::optional<RetryPolicy> retry;
 };
 
+// What became of one event handed to a BatchHandler.
+struct Outcome {
+  enum class Kind { kDone, kRetry, kPermanent, kSnooze };
+  Kind kind = Kind::kDone;
+  // Error text recorded for kRetry and kPermanent.
+  std::string error;
+  // For kSnooze: when to try again. Snoozing spends no attempt.
+  Duration delay{0};
+
+  static Outcome done() { return {}; }
+  static Outcome retry(std::string error) { return {Kind::kRetry, std::move(error), {}}; }
+  static Outcome permanent(std::string error) { return {Kind::kPermanent, std::move(error), {}}; }
+  static Outcome snooze(Duration delay) { return {Kind::kSnooze, {}, delay}; }
+};
+
 // Not thread-safe: valid only during the handler call it is passed to.
 class Context {
  public:
@@ -55,26 +70,19 @@ class Context {
   // Asks to be called again after `delay` without spending an attempt. The handler's writes
   // are rolled back.
   virtual void snooze(Duration delay) = 0;
+  // Fails this attempt as throwing would, without the cost of an exception: retried by the
+  // consumer's policy (dead-lettered as `exhausted` after its last attempt), `error` recorded.
+  // The handler's writes are rolled back.
+  virtual void retry(std::string error) = 0;
+  // Dead-letters the event at once as `permanent`, as throwing PermanentError would, with
+  // `error` recorded. The handler's writes are rolled back.
+  virtual void dead_letter(std::string error) = 0;
 };
 
-// Returns normally: delivered. Throws PermanentError: dead-lettered at once. Throws anything
-// else: retried by the consumer's policy.
+// Returns normally: delivered, unless it called snooze, retry or dead_letter on its Context (the
+// last such call decides). Throws PermanentError: dead-lettered at once. Throws anything else:
+// retried by the consumer's policy.
 using Handler = std::function<void(const Event&, Context&)>;
-
-// What became of one event handed to a BatchHandler.
-struct Outcome {
-  enum class Kind { kDone, kRetry, kPermanent, kSnooze };
-  Kind kind = Kind::kDone;
-  // Error text recorded for kRetry and kPermanent.
-  std::string error;
-  // For kSnooze: when to try again. Snoozing spends no attempt.
-  Duration delay{0};
-
-  static Outcome done() { return {}; }
-  static Outcome retry(std::string error) { return {Kind::kRetry, std::move(error), {}}; }
-  static Outcome permanent(std::string error) { return {Kind::kPermanent, std::move(error), {}}; }
-  static Outcome snooze(Duration delay) { return {Kind::kSnooze, {}, delay}; }
-};
 
 // For outside-transaction consumers that handle a batch at once (e.g. a broker publish with
 // many acknowledgements outstanding). Returns one Outcome per event, in the same order.
