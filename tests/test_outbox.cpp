@@ -31,6 +31,17 @@ TEST_CASE("rollback drops the event together with the domain write") {
   CHECK(count(f.db, "sluice_events") == 1);
 }
 
+TEST_CASE("after a failed insert the next enqueue succeeds, not failing again with the old error") {
+  Fixture f;
+  f.db.exec(
+      "CREATE TRIGGER refuse_poison BEFORE INSERT ON sluice_events WHEN NEW.payload = '\"poison\"' "
+      "BEGIN SELECT RAISE(ABORT, 'refused by the app'); END");
+  CHECK_THROWS_WITH(f.outbox.enqueue_now({.topic = "t", .payload = "\"poison\""}),
+                    doctest::Contains("refused by the app"));
+  CHECK_FALSE(f.outbox.enqueue_now({.topic = "t", .payload = "\"fine\""}).duplicate());
+  CHECK(count(f.db, "sluice_events") == 1);
+}
+
 TEST_CASE("a duplicate event ID writes nothing, names the original and keeps the transaction") {
   Fixture f;
   const EnqueueResult first = f.outbox.enqueue_now({.topic = "t", .id = "req-42"});

@@ -5,6 +5,7 @@
 
 #include "commit_signal.hpp"
 #include "event_codec.hpp"
+#include "rewind.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
@@ -30,7 +31,7 @@ struct Outbox::Impl {
     const TimePoint now = clock->now();
     const std::string id = event.id.empty() ? generate_event_id(now) : event.id;
     const std::string headers = encode_headers(event.headers);
-    insert.reset();
+    rewind(insert);
     insert.bindNoCopy(1, id);
     insert.bindNoCopy(2, event.topic);
     insert.bindNoCopy(3, event.payload);
@@ -51,21 +52,21 @@ struct Outbox::Impl {
   }
 
   EnqueueResult find_duplicate(const std::string& id, const NewEvent& event) {
-    find_by_id.reset();
+    rewind(find_by_id);
     find_by_id.bindNoCopy(1, id);
     if (find_by_id.executeStep()) {
       const std::int64_t seq = find_by_id.getColumn(0).getInt64();
-      find_by_id.reset();
+      rewind(find_by_id);
       return {EnqueueResult::Status::kDuplicateId, id, seq};
     }
-    find_by_dedup_key.reset();
+    rewind(find_by_dedup_key);
     find_by_dedup_key.bindNoCopy(1, event.topic);
     find_by_dedup_key.bindNoCopy(2, event.dedup_key);
     if (find_by_dedup_key.executeStep()) {
       EnqueueResult duplicate{EnqueueResult::Status::kDuplicateDedupKey,
                               find_by_dedup_key.getColumn(1).getString(),
                               find_by_dedup_key.getColumn(0).getInt64()};
-      find_by_dedup_key.reset();
+      rewind(find_by_dedup_key);
       return duplicate;
     }
     throw Error("sluice: enqueue: the event was neither stored nor found as a duplicate");
