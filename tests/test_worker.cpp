@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "support/fixture.hpp"
@@ -252,6 +253,87 @@ TEST_CASE("a batch handler gets many events at once and its outcomes are applied
                       "relay2", "t",
                       [](const std::vector<Event>& e) { return std::vector<Outcome>(e.size()); }),
                   InvalidArgument);
+}
+
+namespace {
+
+// Holds the file's write lock from its own thread and connection, on request.
+class WriteLockHolder {
+ public:
+  explicit WriteLockHolder(const std::string& path)
+      : thread_([this, path] {
+          SQLite::Database db(path, SQLite::OPEN_READWRITE);
+          std::unique_lock lock(mutex_);
+          while (!quit_) {
+            changed_.wait(lock, [&] { return quit_ || wanted_ != holding_; });
+            if (wanted_ && !holding_) db.exec("BEGIN IMMEDIATE");
+            if (!wanted_ && holding_) db.exec("COMMIT");
+            if (holding_ != wanted_) {
+              holding_ = wanted_;
+              changed_.notify_all();
+            }
+          }
+          if (holding_) db.exec("COMMIT");
+        }) {}
+  ~WriteLockHolder() {
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  // Returns once the lock is held, or not, as asked.
+  void hold(bool wanted) {
+    std::unique_lock lock(mutex_);
+    wanted_ = wanted;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return holding_ == wanted_; });
+  }
+  bool holding() {
+    std::lock_guard lock(mutex_);
+    return holding_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool wanted_ = false;
+  bool holding_ = false;
+  bool quit_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("a batch handler runs for the next batch while the last one's outcomes commit") {
+  Fixture f(true);
+  f.options.batch_size = 4;  // batches of 2: half a claim
+  f.options.busy_timeout = seconds(3);
+  WriteLockHolder other_writer(f.dir.file("app.db"));
+  Worker worker(f.dir.file("app.db"), f.options);
+  std::vector<std::size_t> batches;
+  bool second_ran_while_first_commit_waited = false;
+  // The first call takes the write lock away, so its batch's commit waits; only the second call,
+  // running meanwhile, gives it back.
+  worker.subscribe_batch("relay", "t",
+                         [&](const std::vector<Event>& events) {
+                           batches.push_back(events.size());
+                           if (batches.size() == 1) {
+                             other_writer.hold(true);
+                           } else {
+                             second_ran_while_first_commit_waited = other_writer.holding();
+                             other_writer.hold(false);
+                           }
+                           return std::vector<Outcome>(events.size());
+                         },
+                         {.mode = DeliveryMode::kOutsideTransaction});
+  for (int i = 0; i < 4; ++i) f.publish("t");
+  CHECK(worker.run_until_idle().delivered == 4);
+  CHECK(batches == std::vector<std::size_t>{2, 2});
+  CHECK(second_ran_while_first_commit_waited);
+  CHECK(count(f.db, "sluice_inbox") == 4);
+  CHECK(count(f.db, "sluice_claims") == 0);
 }
 
 TEST_CASE("start() refuses a borrowed connection; a started worker wakes on an enqueue") {

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 
 #include "crash_point.hpp"
 #include "event_codec.hpp"
+#include "rewind.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -18,6 +20,11 @@ namespace {
 // Consumers read at most this many events past their cursor per claim, so a consumer of a rare
 // topic never holds the write lock for a long scan.
 constexpr std::int64_t kScanWindow = 16384;
+
+// An outside consumer whose batches keep coming goes on extending its claim for at most this long
+// in one step; then the claim finishes, and the worker's loop runs (stop, other consumers, and
+// due retries, which only a new claim takes).
+constexpr auto kRollingClaimLimit = std::chrono::seconds(1);
 
 // Every state but 'discarded' holds back later events of its key. Not an IN list: SQLite builds
 // a temporary b-tree for an IN list of more than two values on every run of the statement.
@@ -79,6 +86,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                     "lease_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
       update_claim_(db, "UPDATE sluice_claims SET from_seq = ?2, to_seq = ?3 WHERE id = ?1"),
       advance_claim_(db, "UPDATE sluice_claims SET from_seq = ?2 WHERE id = ?1"),
+      extend_claim_(db, "UPDATE sluice_claims SET to_seq = ?2 WHERE id = ?1"),
       delete_claim_(db, "DELETE FROM sluice_claims WHERE id = ?"),
       unhandled_in_range_(
           db, event_query(" FROM sluice_events e CROSS JOIN sluice_subscriptions s "
@@ -179,7 +187,7 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
 
 void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
   WriteTransaction tx(db_);
-  reanchor_retries_.reset();
+  rewind(reanchor_retries_);
   reanchor_retries_.bind(1, static_cast<int64_t>(spec.id));
   reanchor_retries_.bind(2, static_cast<int64_t>(to_millis(now)));
   reanchor_retries_.exec();
@@ -187,14 +195,14 @@ void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
 }
 
 bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
-  has_work_.reset();
+  rewind(has_work_);
   has_work_.bind(1, static_cast<int64_t>(spec.id));
   has_work_.bind(2, static_cast<int64_t>(to_millis(now)));
   has_work_.bindNoCopy(3, identity_.owner());
   const bool work = has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
   // A statement left stepping keeps its read snapshot, and BEGIN IMMEDIATE on a stale snapshot
   // fails with SQLITE_BUSY at once instead of waiting.
-  has_work_.reset();
+  rewind(has_work_);
   return work;
 }
 
@@ -206,7 +214,7 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     std::int64_t to_seq;
   };
   std::vector<Abandoned> abandoned;
-  claims_of_consumer_.reset();
+  rewind(claims_of_consumer_);
   claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
   claims_of_consumer_.bindNoCopy(2, identity_.owner());
   while (claims_of_consumer_.executeStep()) {
@@ -216,18 +224,18 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
                          claims_of_consumer_.getColumn(2).getInt64(),
                          claims_of_consumer_.getColumn(3).getInt64()});
   }
-  claims_of_consumer_.reset();
+  rewind(claims_of_consumer_);
   for (const Abandoned& claim : abandoned) {
     const std::string error = "crashed: the worker (" + claim.owner +
                               ") died while handling this event; its claim was recovered";
     std::vector<std::pair<Event, int>> victims;
-    unhandled_in_range_.reset();
+    rewind(unhandled_in_range_);
     unhandled_in_range_.bind(1, static_cast<int64_t>(claim.from_seq));
     unhandled_in_range_.bind(2, static_cast<int64_t>(claim.to_seq));
     unhandled_in_range_.bind(3, static_cast<int64_t>(spec.id));
     while (unhandled_in_range_.executeStep())
       victims.emplace_back(read_event(unhandled_in_range_), 1);
-    claimed_rows_.reset();
+    rewind(claimed_rows_);
     claimed_rows_.bind(1, static_cast<int64_t>(spec.id));
     claimed_rows_.bind(2, static_cast<int64_t>(claim.id));
     while (claimed_rows_.executeStep()) {
@@ -236,32 +244,44 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     }
     for (const auto& [event, attempt] : victims)
       record_crash(spec, event, attempt, error, now, result);
-    delete_claim_.reset();
+    rewind(delete_claim_);
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
     delete_claim_.exec();
   }
 }
 
-std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
-  if (spec.options.ordered) {
-    // One claim at a time per ordered consumer, or two workers could reorder a key.
-    claims_of_consumer_.reset();
-    claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
-    claims_of_consumer_.bindNoCopy(2, identity_.owner());
-    const bool busy = claims_of_consumer_.executeStep();
-    claims_of_consumer_.reset();
-    if (busy) return std::nullopt;
-  }
-  read_cursor_.reset();
+std::int64_t Deliverer::read_cursor(const ConsumerSpec& spec) {
+  rewind(read_cursor_);
   read_cursor_.bind(1, static_cast<int64_t>(spec.id));
   if (!read_cursor_.executeStep()) {
     throw NotFound("sluice: consumer '" + spec.name + "' is no longer in the file");
   }
   const std::int64_t cursor = read_cursor_.getColumn(0).getInt64();
-  read_cursor_.reset();
+  rewind(read_cursor_);
+  return cursor;
+}
+
+void Deliverer::write_cursor(const ConsumerSpec& spec, std::int64_t cursor) {
+  rewind(update_cursor_);
+  update_cursor_.bind(1, static_cast<int64_t>(spec.id));
+  update_cursor_.bind(2, static_cast<int64_t>(cursor));
+  update_cursor_.exec();
+}
+
+std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
+  if (spec.options.ordered) {
+    // One claim at a time per ordered consumer, or two workers could reorder a key.
+    rewind(claims_of_consumer_);
+    claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
+    claims_of_consumer_.bindNoCopy(2, identity_.owner());
+    const bool busy = claims_of_consumer_.executeStep();
+    rewind(claims_of_consumer_);
+    if (busy) return std::nullopt;
+  }
+  const std::int64_t cursor = read_cursor(spec);
 
   Claim claim;
-  insert_claim_.reset();
+  rewind(insert_claim_);
   insert_claim_.bind(1, static_cast<int64_t>(spec.id));
   insert_claim_.bindNoCopy(2, identity_.owner());
   insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
@@ -279,60 +299,18 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   if (claim.items.empty()) {
     claim.items = claim_due(spec, now, claim.id, false, options_.batch_size);
     const int room = options_.batch_size - static_cast<int>(claim.items.size());
-    if (room > 0) {
-      newest_seq_.reset();
-      newest_seq_.executeStep();
-      const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
-      newest_seq_.reset();
-      const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
-      fresh_events_.reset();
-      fresh_events_.bind(1, static_cast<int64_t>(cursor));
-      fresh_events_.bind(2, static_cast<int64_t>(scan_end));
-      fresh_events_.bind(3, static_cast<int64_t>(spec.id));
-      fresh_events_.bind(4, room);
-      int fetched = 0;
-      std::vector<Event> fresh;
-      while (fresh_events_.executeStep()) {
-        fresh.push_back(read_event(fresh_events_));
-        ++fetched;
-      }
-      fresh_events_.reset();
-      new_cursor = fetched == room ? fresh.back().seq : scan_end;
-      for (Event& event : fresh) {
-        ClaimedItem item{std::move(event), 1, true};
-        if (item.event.not_before && *item.event.not_before > now) {
-          hold_back(spec, item, "delayed", *item.event.not_before);
-          continue;
-        }
-        if (spec.options.ordered && !item.event.key.empty()) {
-          key_blocked_.reset();
-          key_blocked_.bind(1, static_cast<int64_t>(spec.id));
-          key_blocked_.bindNoCopy(2, item.event.key);
-          key_blocked_.bind(3, static_cast<int64_t>(item.event.seq));
-          const bool blocked = key_blocked_.executeStep();
-          key_blocked_.reset();
-          if (blocked) {
-            hold_back(spec, item, "blocked", now);
-            continue;
-          }
-        }
-        claim.items.push_back(std::move(item));
-      }
-    }
+    if (room > 0) new_cursor = claim_fresh(spec, now, cursor, room, claim);
   }
   if (new_cursor != cursor) {
-    update_cursor_.reset();
-    update_cursor_.bind(1, static_cast<int64_t>(spec.id));
-    update_cursor_.bind(2, static_cast<int64_t>(new_cursor));
-    update_cursor_.exec();
+    write_cursor(spec, new_cursor);
   }
   if (claim.items.empty()) {
-    delete_claim_.reset();
+    rewind(delete_claim_);
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
     delete_claim_.exec();
     return std::nullopt;
   }
-  update_claim_.reset();
+  rewind(update_claim_);
   update_claim_.bind(1, static_cast<int64_t>(claim.id));
   update_claim_.bind(2, static_cast<int64_t>(cursor));
   update_claim_.bind(3, static_cast<int64_t>(new_cursor));
@@ -342,11 +320,67 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   return claim;
 }
 
+std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
+                                    int room, Claim& claim) {
+  rewind(newest_seq_);
+  newest_seq_.executeStep();
+  const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
+  rewind(newest_seq_);
+  const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
+  rewind(fresh_events_);
+  fresh_events_.bind(1, static_cast<int64_t>(cursor));
+  fresh_events_.bind(2, static_cast<int64_t>(scan_end));
+  fresh_events_.bind(3, static_cast<int64_t>(spec.id));
+  fresh_events_.bind(4, room);
+  int fetched = 0;
+  std::vector<Event> fresh;
+  while (fresh_events_.executeStep()) {
+    fresh.push_back(read_event(fresh_events_));
+    ++fetched;
+  }
+  rewind(fresh_events_);
+  const std::int64_t new_cursor = fetched == room ? fresh.back().seq : scan_end;
+  for (Event& event : fresh) {
+    ClaimedItem item{std::move(event), 1, true};
+    if (item.event.not_before && *item.event.not_before > now) {
+      hold_back(spec, item, "delayed", *item.event.not_before);
+      continue;
+    }
+    if (spec.options.ordered && !item.event.key.empty()) {
+      rewind(key_blocked_);
+      key_blocked_.bind(1, static_cast<int64_t>(spec.id));
+      key_blocked_.bindNoCopy(2, item.event.key);
+      key_blocked_.bind(3, static_cast<int64_t>(item.event.seq));
+      const bool blocked = key_blocked_.executeStep();
+      rewind(key_blocked_);
+      if (blocked) {
+        hold_back(spec, item, "blocked", now);
+        continue;
+      }
+    }
+    claim.items.push_back(std::move(item));
+  }
+  return new_cursor;
+}
+
+void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
+  const int room = options_.batch_size - static_cast<int>(claim.items.size() - claim.next);
+  if (room <= 0) return;
+  const std::int64_t cursor = read_cursor(spec);
+  const std::int64_t new_cursor = claim_fresh(spec, now, cursor, room, claim);
+  if (new_cursor == cursor) return;
+  write_cursor(spec, new_cursor);
+  rewind(extend_claim_);
+  extend_claim_.bind(1, static_cast<int64_t>(claim.id));
+  extend_claim_.bind(2, static_cast<int64_t>(new_cursor));
+  extend_claim_.exec();
+}
+
 std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
                                               std::int64_t claim_id, bool suspects_only,
                                               int limit) {
   std::vector<ClaimedItem> items;
-  due_rows_.reset();
+  rewind(due_rows_);
   due_rows_.bind(1, static_cast<int64_t>(spec.id));
   due_rows_.bind(2, static_cast<int64_t>(to_millis(now)));
   due_rows_.bind(3, suspects_only ? 1 : 0);
@@ -356,9 +390,9 @@ std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
     const int attempts = due_rows_.getColumn(kEventColumnCount).getInt();
     items.push_back({read_event(due_rows_), attempts + 1, false});
   }
-  due_rows_.reset();
+  rewind(due_rows_);
   for (const ClaimedItem& item : items) {
-    mark_claimed_.reset();
+    rewind(mark_claimed_);
     mark_claimed_.bind(1, static_cast<int64_t>(spec.id));
     mark_claimed_.bind(2, static_cast<int64_t>(item.event.seq));
     mark_claimed_.bind(3, static_cast<int64_t>(claim_id));
@@ -400,7 +434,7 @@ std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& 
                                             std::size_t start, bool stopping, TimePoint now,
                                             StepResult& result) {
   if (claim.done()) {
-    delete_claim_.reset();
+    rewind(delete_claim_);
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
     delete_claim_.exec();
   } else {
@@ -409,7 +443,7 @@ std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& 
       if (claim.items[i].fresh) progress = claim.items[i].event.seq;
     }
     if (progress >= 0) {
-      advance_claim_.reset();
+      rewind(advance_claim_);
       advance_claim_.bind(1, static_cast<int64_t>(claim.id));
       advance_claim_.bind(2, static_cast<int64_t>(progress));
       advance_claim_.exec();
@@ -436,7 +470,7 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     return;
   }
   savepoint_.exec();
-  savepoint_.reset();
+  rewind(savepoint_);
   const auto handler = spec.handlers.find(event.topic);
   Outcome outcome;
   if (handler == spec.handlers.end()) {
@@ -481,14 +515,14 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   // seen before (its effect committed by an earlier pass) has its second effect undone.
   if (done && mark_seen(spec.id, event.id, now)) {
     release_savepoint_.exec();
-    release_savepoint_.reset();
+    rewind(release_savepoint_);
     delivered(spec, item, now, result);
     return;
   }
   rollback_savepoint_.exec();
-  rollback_savepoint_.reset();
+  rewind(rollback_savepoint_);
   release_savepoint_.exec();
-  release_savepoint_.reset();
+  rewind(release_savepoint_);
   if (done) {
     if (!item.fresh) delete_delivery(spec.id, event.seq);
     return;
@@ -502,30 +536,51 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
   Claim& claim = *in_hand;
   std::set<std::string> failed_keys;
   std::optional<Claim> next;
-  while (!claim.done()) {
-    // A batch handler takes every following item of its topic at once; a plain handler one.
-    const std::string& topic = claim.items[claim.next].event.topic;
-    std::size_t end = claim.next + 1;
-    if (spec.batch_handlers.count(topic) > 0) {
-      while (end < claim.items.size() && claim.items[end].event.topic == topic) ++end;
+  const auto began = std::chrono::steady_clock::now();
+  OutsideGroup group = prepare_outside(spec, claim, claim.next, failed_keys);
+  run_outside(group);
+  while (true) {
+    if (spec.options.ordered) {
+      for (std::size_t i = group.start; i < group.end; ++i) {
+        const Event& event = claim.items[i].event;
+        if (group.outcomes[i - group.start].kind != Outcome::Kind::kDone && !event.key.empty())
+          failed_keys.insert(event.key);
+      }
     }
-    const std::span<const ClaimedItem> group(claim.items.data() + claim.next, end - claim.next);
-    const std::vector<Outcome> outcomes = run_outside(spec, group, failed_keys);
-    const std::size_t start = claim.next;
+    // The following batch goes to its handler on another thread while this one's outcomes
+    // commit: a batch handler mostly waits (e.g. for a broker's acknowledgements), and neither
+    // needs the other. It is prepared after this batch's failed keys are known, so per-key order
+    // holds, and it was claimed durably before.
+    std::optional<OutsideGroup> ahead;
+    std::future<void> running;
+    if (group.end < claim.items.size() &&
+        spec.batch_handlers.count(claim.items[group.end].event.topic) > 0) {
+      ahead = prepare_outside(spec, claim, group.end, failed_keys);
+      running = std::async(std::launch::async, [&ahead] { run_outside(*ahead); });
+    }
+    // With a batch running ahead and nothing claimed behind it, claim more now, so that the
+    // next batch is ready when it returns.
+    const bool extend = ahead && ahead->end == claim.items.size() && !stopping &&
+                        std::chrono::steady_clock::now() - began < kRollingClaimLimit;
+    const std::size_t claimed = claim.items.size();
     StepResult committed;
     try {
       WriteTransaction tx(db_);
       const auto locked = std::chrono::steady_clock::now();
       const TimePoint now = clock_->now();
-      for (std::size_t i = 0; i < group.size(); ++i) {
-        apply_outcome(spec, group[i], outcomes[i], failed_keys, now, committed);
+      for (std::size_t i = group.start; i < group.end; ++i) {
+        apply_outcome(spec, claim.items[i], group.outcomes[i - group.start], failed_keys, now,
+                      committed);
       }
-      claim.next = end;
-      next = commit_step(tx, spec, claim, start, stopping, now, committed);
+      claim.next = group.end;
+      if (extend) extend_claim(spec, claim, now);
+      next = commit_step(tx, spec, claim, group.start, stopping, now, committed);
       result.held_write_lock =
           std::max(result.held_write_lock, std::chrono::steady_clock::now() - locked);
     } catch (...) {
-      claim.next = start;
+      claim.next = group.start;
+      claim.items.resize(claimed);
+      if (running.valid()) running.wait();
       throw;
     }
     result.progressed = true;
@@ -533,70 +588,100 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     result.retried += committed.retried;
     result.snoozed += committed.snoozed;
     result.dead_lettered += committed.dead_lettered;
+    if (claim.done()) break;
+    if (ahead) {
+      running.get();
+      group = std::move(*ahead);
+    } else {
+      group = prepare_outside(spec, claim, claim.next, failed_keys);
+      run_outside(group);
+    }
   }
   in_hand = std::move(next);
   return result;
 }
 
-std::vector<Outcome> Deliverer::run_outside(ConsumerSpec& spec, std::span<const ClaimedItem> items,
-                                            const std::set<std::string>& failed_keys) {
-  std::vector<Outcome> outcomes(items.size());
-  std::vector<Event> batch;
-  std::vector<std::size_t> batch_index;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const Event& event = items[i].event;
-    // Done already: a crash after the effect. Only a retried item can be: a fresh one comes from
-    // past the cursor, which this consumer never had (a crashed claim's items come back retried).
-    if (!items[i].fresh && seen(spec.id, event.id)) continue;
-    if (spec.options.ordered && !event.key.empty() && failed_keys.count(event.key) > 0) {
-      outcomes[i] = Outcome::snooze(Duration(0));
-      continue;
-    }
-    batch.push_back(event);
-    batch_index.push_back(i);
-  }
-  if (batch.empty()) return outcomes;
-  const std::string& topic = batch.front().topic;
+Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, const Claim& claim,
+                                                   std::size_t start,
+                                                   const std::set<std::string>& failed_keys) {
+  OutsideGroup group;
+  group.start = start;
+  group.end = start + 1;
+  const std::string& topic = claim.items[start].event.topic;
+  // A batch handler takes the following items of its topic, half a claim at most, so that one
+  // half can be handled while the other commits; a plain handler takes one item.
   const auto batch_handler = spec.batch_handlers.find(topic);
   if (batch_handler != spec.batch_handlers.end()) {
+    group.batch_handler = &batch_handler->second;
+    const std::size_t most = std::max(1, options_.batch_size / 2);
+    while (group.end < claim.items.size() && group.end - start < most &&
+           claim.items[group.end].event.topic == topic) {
+      ++group.end;
+    }
+  } else if (const auto handler = spec.handlers.find(topic); handler != spec.handlers.end()) {
+    group.handler = &handler->second;
+    group.consumer = spec.name;
+    group.attempt = claim.items[start].attempt;
+  } else {
+    group.missing_handler = "no handler for topic '" + topic + "' is registered in this process";
+  }
+  group.outcomes.resize(group.end - start);
+  for (std::size_t i = start; i < group.end; ++i) {
+    const ClaimedItem& item = claim.items[i];
+    // Done already: a crash after the effect. Only a retried item can be: a fresh one comes from
+    // past the cursor, which this consumer never had (a crashed claim's items come back retried).
+    if (!item.fresh && seen(spec.id, item.event.id)) continue;
+    if (spec.options.ordered && !item.event.key.empty() && failed_keys.count(item.event.key) > 0) {
+      group.outcomes[i - start] = Outcome::snooze(Duration(0));
+      continue;
+    }
+    group.batch.push_back(item.event);
+    group.batch_index.push_back(i - start);
+  }
+  return group;
+}
+
+void Deliverer::run_outside(OutsideGroup& group) {
+  if (group.batch.empty()) return;
+  if (!group.missing_handler.empty()) {
+    for (std::size_t j : group.batch_index)
+      group.outcomes[j] = Outcome::retry(group.missing_handler);
+    return;
+  }
+  if (group.batch_handler != nullptr) {
     std::vector<Outcome> results;
     try {
-      results = batch_handler->second(batch);
-      if (results.size() != batch.size()) {
+      results = (*group.batch_handler)(group.batch);
+      if (results.size() != group.batch.size()) {
         results.assign(
-            batch.size(),
+            group.batch.size(),
             Outcome::retry("the batch handler returned " + std::to_string(results.size()) +
-                           " outcomes for " + std::to_string(batch.size()) + " events"));
+                           " outcomes for " + std::to_string(group.batch.size()) + " events"));
       }
     } catch (const PermanentError& e) {
-      results.assign(batch.size(), Outcome::permanent(e.what()));
+      results.assign(group.batch.size(), Outcome::permanent(e.what()));
     } catch (const std::exception& e) {
-      results.assign(batch.size(), Outcome::retry(e.what()));
+      results.assign(group.batch.size(), Outcome::retry(e.what()));
     } catch (...) {
-      results.assign(batch.size(), Outcome::retry("the handler threw a non-standard exception"));
+      results.assign(group.batch.size(),
+                     Outcome::retry("the handler threw a non-standard exception"));
     }
-    for (std::size_t j = 0; j < batch.size(); ++j) outcomes[batch_index[j]] = results[j];
-    return outcomes;
+    for (std::size_t j = 0; j < group.batch.size(); ++j)
+      group.outcomes[group.batch_index[j]] = std::move(results[j]);
+    return;
   }
-  const auto handler = spec.handlers.find(topic);
-  const std::size_t i = batch_index.front();
-  if (handler == spec.handlers.end()) {
-    outcomes[i] =
-        Outcome::retry("no handler for topic '" + topic + "' is registered in this process");
-    return outcomes;
-  }
-  HandlerContext context(spec.name, items[i].attempt, nullptr, nullptr);
+  Outcome& outcome = group.outcomes[group.batch_index.front()];
+  HandlerContext context(group.consumer, group.attempt, nullptr, nullptr);
   try {
-    handler->second(batch.front(), context);
-    outcomes[i] = std::move(context).requested();
+    (*group.handler)(group.batch.front(), context);
+    outcome = std::move(context).requested();
   } catch (const PermanentError& e) {
-    outcomes[i] = Outcome::permanent(e.what());
+    outcome = Outcome::permanent(e.what());
   } catch (const std::exception& e) {
-    outcomes[i] = Outcome::retry(e.what());
+    outcome = Outcome::retry(e.what());
   } catch (...) {
-    outcomes[i] = Outcome::retry("the handler threw a non-standard exception");
+    outcome = Outcome::retry("the handler threw a non-standard exception");
   }
-  return outcomes;
 }
 
 void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
@@ -678,7 +763,7 @@ void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const cha
 
 void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result) {
   if (result.delivered + result.retried + result.snoozed == 0) return;
-  add_counters_.reset();
+  rewind(add_counters_);
   add_counters_.bind(1, static_cast<int64_t>(spec.id));
   add_counters_.bind(2, static_cast<int64_t>(result.delivered));
   add_counters_.bind(3, static_cast<int64_t>(result.retried));
@@ -687,14 +772,14 @@ void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result)
 }
 
 void Deliverer::delete_delivery(std::int64_t consumer_id, std::int64_t seq) {
-  delete_delivery_.reset();
+  rewind(delete_delivery_);
   delete_delivery_.bind(1, static_cast<int64_t>(consumer_id));
   delete_delivery_.bind(2, static_cast<int64_t>(seq));
   delete_delivery_.exec();
 }
 
 bool Deliverer::mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now) {
-  insert_inbox_.reset();
+  rewind(insert_inbox_);
   insert_inbox_.bind(1, static_cast<int64_t>(consumer_id));
   insert_inbox_.bindNoCopy(2, event_id);
   insert_inbox_.bind(3, static_cast<int64_t>(to_millis(now)));
@@ -703,11 +788,11 @@ bool Deliverer::mark_seen(std::int64_t consumer_id, const std::string& event_id,
 }
 
 bool Deliverer::seen(std::int64_t consumer_id, const std::string& event_id) {
-  find_inbox_.reset();
+  rewind(find_inbox_);
   find_inbox_.bind(1, static_cast<int64_t>(consumer_id));
   find_inbox_.bindNoCopy(2, event_id);
   const bool found = find_inbox_.executeStep();
-  find_inbox_.reset();
+  rewind(find_inbox_);
   return found;
 }
 
@@ -716,7 +801,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
                                const char* reason, const std::string& error,
                                std::optional<TimePoint> failed_at, TimePoint scheduled_at) {
   SQLite::Statement& s = write_delivery_;
-  s.reset();
+  rewind(s);
   s.bind(1, static_cast<int64_t>(consumer_id));
   s.bind(2, static_cast<int64_t>(event.seq));
   s.bindNoCopy(3, state);
@@ -738,7 +823,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
 
 void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
                               const char* outcome, const std::string& error) {
-  write_history_.reset();
+  rewind(write_history_);
   write_history_.bind(1, static_cast<int64_t>(consumer_id));
   write_history_.bind(2, static_cast<int64_t>(seq));
   write_history_.bind(3, attempt);
@@ -755,7 +840,7 @@ void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
   for (std::size_t i = in_hand->next; i < in_hand->items.size(); ++i) {
     hold_back(spec, in_hand->items[i], "released", now);
   }
-  delete_claim_.reset();
+  rewind(delete_claim_);
   delete_claim_.bind(1, static_cast<int64_t>(in_hand->id));
   delete_claim_.exec();
   tx.commit();
@@ -763,14 +848,14 @@ void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
 }
 
 std::optional<TimePoint> Deliverer::next_due(const ConsumerSpec& spec) {
-  next_due_.reset();
+  rewind(next_due_);
   next_due_.bind(1, static_cast<int64_t>(spec.id));
   next_due_.bind(2, static_cast<int64_t>(to_millis(clock_->now())));
   std::optional<TimePoint> due;
   if (next_due_.executeStep() && !next_due_.getColumn(0).isNull()) {
     due = TimePoint(Duration(next_due_.getColumn(0).getInt64()));
   }
-  next_due_.reset();
+  rewind(next_due_);
   return due;
 }
 

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -88,7 +87,15 @@ class Deliverer {
   // After the clock was set back past when retries were scheduled, makes them due at once: the
   // time their backoff already ran is unknown, so they fire at worst early, never an hour late.
   void reanchor_retries(const ConsumerSpec& spec, TimePoint now);
+  std::int64_t read_cursor(const ConsumerSpec& spec);
+  void write_cursor(const ConsumerSpec& spec, std::int64_t cursor);
   std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now);
+  // Adds up to `room` events past `cursor` to the claim (holding back delayed and key-blocked
+  // ones); returns the consumer's new cursor.
+  std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room,
+                           Claim& claim);
+  // Tops up a claim in hand with fresh events to batch_size unfinished items.
+  void extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
   std::vector<ClaimedItem> claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
                                      bool suspects_only, int limit);
@@ -97,8 +104,26 @@ class Deliverer {
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
                              std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
-  std::vector<Outcome> run_outside(ConsumerSpec& spec, std::span<const ClaimedItem> items,
-                                   const std::set<std::string>& failed_keys);
+  // What one handler call of an outside consumer gets and returns: a batch handler's run of
+  // items of one topic, or one item for a plain handler. Holds copies, so that the call can run
+  // on another thread while the claim grows.
+  struct OutsideGroup {
+    std::size_t start = 0;  // claim items [start, end)
+    std::size_t end = 0;
+    const BatchHandler* batch_handler = nullptr;
+    const Handler* handler = nullptr;
+    std::string missing_handler;  // why no handler runs, if none is registered
+    std::string consumer;
+    int attempt = 1;
+    std::vector<Event> batch;  // the items handed to the handler
+    std::vector<std::size_t> batch_index;
+    std::vector<Outcome> outcomes;  // one per item; done for an item seen already
+  };
+  // On the worker's thread: picks the group starting at `start` and what of it to hand over.
+  OutsideGroup prepare_outside(ConsumerSpec& spec, const Claim& claim, std::size_t start,
+                               const std::set<std::string>& failed_keys);
+  // Runs the group's handler; touches nothing but the group, so any thread may.
+  static void run_outside(OutsideGroup& group);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                      std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
   // Records the step's progress on the claim and the counters, claims the next batch when this
@@ -146,6 +171,7 @@ class Deliverer {
   SQLite::Statement insert_claim_;
   SQLite::Statement update_claim_;
   SQLite::Statement advance_claim_;
+  SQLite::Statement extend_claim_;
   SQLite::Statement delete_claim_;
   SQLite::Statement unhandled_in_range_;
   SQLite::Statement claimed_rows_;

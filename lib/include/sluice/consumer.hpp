@@ -86,7 +86,9 @@ using Handler = std::function<void(const Event&, Context&)>;
 
 // For outside-transaction consumers that handle a batch at once (e.g. a broker publish with
 // many acknowledgements outstanding). Returns one Outcome per event, in the same order.
-// Throwing counts as kRetry for every event of the batch.
+// Throwing counts as kRetry for every event of the batch. Gets up to Options::batch_size / 2
+// events. It may be called on a thread of the worker's other than the one that calls plain
+// handlers (so that the next batch runs while the last one commits), never twice at once.
 using BatchHandler = std::function<std::vector<Outcome>(const std::vector<Event>& events)>;
 
 }  // namespace sluice

@@ -190,7 +190,7 @@ struct Relay::Impl {
   Options options;
   nats::JetStreamClient client;
   bool stream_ready = false;
-  // Touched only by the thread delivering the relay consumer's batches.
+  // Touched only by the relay's batch handler, which never runs twice at once.
   nats::Backoff backoff;
   bool broker_was_failing = false;
   std::atomic<long long> published{0};

@@ -1,0 +1,94 @@
+// The deliverer's outside-transaction path: a batch consumer's next batch runs while the last
+// one commits, and its claim grows meanwhile.
+#include <doctest/doctest.h>
+
+#include "consumer_registry.hpp"
+#include "deliverer.hpp"
+#include "support/fixture.hpp"
+
+using namespace sluice;
+using sluice::test::count;
+using sluice::test::Fixture;
+
+namespace {
+
+// A batch consumer of topic "t" that notes the payload of every event handed to it.
+struct BatchConsumer {
+  explicit BatchConsumer(Fixture& f) {
+    spec.name = "relay";
+    spec.options.mode = DeliveryMode::kOutsideTransaction;
+    spec.retry = f.options.retry;
+    spec.id = record_subscription(f.db, spec.name, "t", spec.options, spec.retry, f.clock->now());
+    spec.batch_handlers["t"] = [this](const std::vector<Event>& events) {
+      batches.push_back(events.size());
+      for (const Event& e : events) handed.push_back(std::stoi(e.payload));
+      return std::vector<Outcome>(events.size());
+    };
+  }
+  ConsumerSpec spec;
+  std::vector<std::size_t> batches;
+  std::vector<int> handed;
+};
+
+void publish(Fixture& f, int events) {
+  for (int i = 1; i <= events; ++i) f.publish("t", std::to_string(i));
+}
+
+}  // namespace
+
+TEST_CASE("a batch consumer's claim grows while its next batch runs: one step takes a backlog") {
+  Fixture f;
+  f.options.batch_size = 4;
+  BatchConsumer consumer(f);
+  publish(f, 10);
+  Deliverer deliverer(f.db, f.options);
+  std::optional<Claim> in_hand;
+  deliverer.step(consumer.spec, in_hand, false);
+  REQUIRE(in_hand);
+  CHECK(in_hand->items.size() == 4);
+  CHECK(deliverer.step(consumer.spec, in_hand, false).delivered == 10);
+  CHECK_FALSE(in_hand);
+  CHECK(consumer.batches == std::vector<std::size_t>{2, 2, 2, 2, 2});
+  CHECK(consumer.handed == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(count(f.db, "sluice_inbox") == 10);
+  CHECK(count(f.db, "sluice_claims") == 0);
+}
+
+TEST_CASE("a stopping worker's claim does not grow") {
+  Fixture f;
+  f.options.batch_size = 4;
+  BatchConsumer consumer(f);
+  publish(f, 10);
+  Deliverer deliverer(f.db, f.options);
+  std::optional<Claim> in_hand;
+  deliverer.step(consumer.spec, in_hand, false);
+  CHECK(deliverer.step(consumer.spec, in_hand, true).delivered == 4);
+  CHECK_FALSE(in_hand);
+  CHECK(f.db.execAndGet("SELECT cursor FROM sluice_consumers").getInt64() == 4);
+}
+
+TEST_CASE("a failed commit leaves the claim as before it, growth included; the next step redoes") {
+  Fixture f;
+  f.options.batch_size = 4;
+  BatchConsumer consumer(f);
+  publish(f, 10);
+  const std::string third =
+      f.db.execAndGet("SELECT id FROM sluice_events WHERE seq = 3").getString();
+  f.db.exec("CREATE TRIGGER refuse_third BEFORE INSERT ON sluice_inbox WHEN NEW.event_id = '" +
+            third + "' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+  Deliverer deliverer(f.db, f.options);
+  std::optional<Claim> in_hand;
+  deliverer.step(consumer.spec, in_hand, false);
+  CHECK_THROWS(deliverer.step(consumer.spec, in_hand, false));
+  REQUIRE(in_hand);
+  CHECK(in_hand->next == 2);
+  CHECK(in_hand->items.size() == 6);  // the growth committed with the first batch, no more
+  CHECK(count(f.db, "sluice_inbox") == 2);
+  f.db.exec("DROP TRIGGER refuse_third");
+  consumer.handed.clear();
+  CHECK(deliverer.step(consumer.spec, in_hand, false).delivered == 8);
+  // Events 3 and 4 again, and the batch that ran ahead of the failed commit (at least once).
+  CHECK(consumer.handed == std::vector<int>{3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(count(f.db, "sluice_inbox") == 10);
+  CHECK(count(f.db, "sluice_claims") == 0);
+}
