@@ -122,6 +122,7 @@ TEST_CASE("an event the broker refuses for good is dead-lettered with the broker
   outbox.enqueue_now({.topic = "order.placed", .key = "k"});
   outbox.enqueue_now({.topic = "order.paid", .key = "other"});
   outbox.enqueue_now({.topic = "order.paid", .headers = {{"Nats-Expected-Stream", "X"}}});
+  outbox.enqueue_now({.topic = "order.paid", .headers = {{"note", "two\nlines"}}});
 
   RelayOptions options = relay_options(server);
   options.subject_for = [](const Event& e) {
@@ -131,12 +132,13 @@ TEST_CASE("an event the broker refuses for good is dead-lettered with the broker
   relay.run_until_idle();
 
   auto dead = list_dead_letters(db, {});
-  REQUIRE(dead.size() == 2);
+  REQUIRE(dead.size() == 3);
   CHECK(dead[0].reason == "permanent");
   CHECK(dead[0].last_error.find("no JetStream stream takes subject 'unrouted.placed'") !=
         std::string::npos);
   CHECK(dead[1].last_error.find("reserved prefix") != std::string::npos);
-  CHECK(relay.counters().rejected == 2);
+  CHECK(dead[2].last_error.find("line break") != std::string::npos);
+  CHECK(relay.counters().rejected == 3);
   CHECK(relay.counters().published == 1);
   CHECK(relay_stats(db).pending == 0);
 }

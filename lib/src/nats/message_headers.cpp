@@ -43,10 +43,10 @@ std::string header_problem(const Headers& headers) {
   return {};
 }
 
-std::string event_header_problem(const Headers& headers) {
+std::string reserved_header_problem(const Headers& headers) {
   for (const auto& [name, value] : headers)
     if (has_reserved_prefix(name)) return "header name '" + name + "' uses a reserved prefix";
-  return header_problem(headers);
+  return {};
 }
 
 NewEvent event_from_message(natsMsg* message) {

@@ -23,9 +23,10 @@ Headers message_headers(const Event& event);
 // or whitespace, values may not hold line breaks.
 std::string header_problem(const Headers& headers);
 
-// header_problem() for an event's own headers, which also may not use the Nats- and Sluice-
-// prefixes: those belong to the broker and to sluice.
-std::string event_header_problem(const Headers& headers);
+// Why an event's own headers cannot be relayed, or empty if they can: the Nats- and Sluice-
+// prefixes belong to the broker and to sluice. The client checks the rest (header_problem) as it
+// does for any message.
+std::string reserved_header_problem(const Headers& headers);
 
 // The event a relayed message carries. Throws InvalidArgument if it lacks Nats-Msg-Id or
 // Sluice-Topic.

@@ -123,7 +123,7 @@ struct Relay::Impl {
           outcomes[i] = Outcome::snooze(broker_delay.value_or(relay_options.min_backoff));
         } else if (!key.empty() && !keys_in_round.insert(key).second) {
           later.push_back(i);
-        } else if (std::string problem = nats::event_header_problem(events[i].headers);
+        } else if (std::string problem = nats::reserved_header_problem(events[i].headers);
                    !problem.empty()) {
           outcomes[i] = reject(events[i], problem);
           if (!key.empty()) held_keys.insert(key);
