@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Transaction.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -16,6 +17,12 @@ namespace sluice::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
 
 double per_second(long long count, Clock::duration elapsed) {
   return static_cast<double>(count) / std::chrono::duration<double>(elapsed).count();
@@ -120,16 +127,23 @@ RelayBenchResult run_relay_bench(int events, int keys, int rounds) {
   testing::NatsServerProcess server;
   testing::TempDir dir;
   const std::vector<NewEvent> new_events = make_events(events, keys);
-  RelayBenchResult result;
-  result.events = events;
+  std::vector<double> plain;
+  std::vector<double> relayed;
+  std::vector<double> ratios;
   for (int round = 0; round < rounds; ++round) {
     const std::string name = std::to_string(round);
-    result.plain_publish_per_second = std::max(result.plain_publish_per_second,
-                                               plain_publish_rate(server.url(), new_events, name));
-    result.relay_events_per_second =
-        std::max(result.relay_events_per_second, relay_rate(server.url(), dir, new_events, name));
+    plain.push_back(plain_publish_rate(server.url(), new_events, name));
+    relayed.push_back(relay_rate(server.url(), dir, new_events, name));
+    ratios.push_back(relayed.back() / plain.back());
   }
-  result.ratio = result.relay_events_per_second / result.plain_publish_per_second;
+  RelayBenchResult result;
+  result.events = events;
+  result.rounds = rounds;
+  result.plain_publish_per_second = median(plain);
+  result.relay_events_per_second = median(relayed);
+  result.ratio = median(ratios);
+  result.lowest_ratio = *std::min_element(ratios.begin(), ratios.end());
+  result.highest_ratio = *std::max_element(ratios.begin(), ratios.end());
   return result;
 }
 

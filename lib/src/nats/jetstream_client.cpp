@@ -194,7 +194,7 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
   if (!connected()) {
     for (auto& outcome : batch.outcomes)
       outcome.error = "not connected to NATS at " + settings_.url;
-    return batch.outcomes;
+    return std::move(batch.outcomes);
   }
   {
     std::lock_guard lock(ack_mutex_);
@@ -236,7 +236,7 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
   }
   abandon_outstanding(batch, ack_timeout);
   classify_no_responders(messages, batch.outcomes);
-  return batch.outcomes;
+  return std::move(batch.outcomes);
 }
 
 // Waits for the acknowledgements still due; what has not come by the deadline is taken back

@@ -2,15 +2,17 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "sluice/error.hpp"
 
 namespace sluice::nats {
 namespace {
 
-bool has_reserved_prefix(const std::string& name) {
-  return strncasecmp(name.c_str(), "Nats-", 5) == 0 || strncasecmp(name.c_str(), "Sluice-", 7) == 0;
+bool has_reserved_prefix(const char* name) {
+  return strncasecmp(name, "Nats-", 5) == 0 || strncasecmp(name, "Sluice-", 7) == 0;
 }
 
 std::string header_value(natsMsg* message, const char* name) {
@@ -34,10 +36,12 @@ Headers message_headers(const Event& event) {
 std::string header_problem(const Headers& headers) {
   for (const auto& [name, value] : headers) {
     if (name.empty()) return "empty header name";
-    for (char c : name)
-      if (c == ':' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
-        return "header name '" + name + "' holds ':', whitespace or a control character";
-    if (value.find_first_of("\r\n") != std::string::npos)
+    if (std::any_of(name.begin(), name.end(), [](char c) {
+          return c == ':' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
+        }))
+      return "header name '" + name + "' holds ':', whitespace or a control character";
+    if (std::memchr(value.data(), '\n', value.size()) != nullptr ||
+        std::memchr(value.data(), '\r', value.size()) != nullptr)
       return "header '" + name + "' has a line break in its value";
   }
   return {};
@@ -45,30 +49,42 @@ std::string header_problem(const Headers& headers) {
 
 std::string reserved_header_problem(const Headers& headers) {
   for (const auto& [name, value] : headers)
-    if (has_reserved_prefix(name)) return "header name '" + name + "' uses a reserved prefix";
+    if (has_reserved_prefix(name.c_str()))
+      return "header name '" + name + "' uses a reserved prefix";
   return {};
 }
 
 NewEvent event_from_message(natsMsg* message) {
   NewEvent event;
-  event.id = header_value(message, "Nats-Msg-Id");
-  event.topic = header_value(message, kTopicHeader);
+  std::string not_before;
+  // One pass over the headers: a lookup by name costs about as much as visiting them all.
+  const char** names = nullptr;
+  int count = 0;
+  if (natsMsgHeader_Keys(message, &names, &count) == NATS_OK) {
+    for (int i = 0; i < count; ++i) {
+      const char* name = names[i];
+      std::string value = header_value(message, name);
+      if (std::strcmp(name, "Nats-Msg-Id") == 0) {
+        event.id = std::move(value);
+      } else if (std::strcmp(name, kTopicHeader) == 0) {
+        event.topic = std::move(value);
+      } else if (std::strcmp(name, kKeyHeader) == 0) {
+        event.key = std::move(value);
+      } else if (std::strcmp(name, kDedupKeyHeader) == 0) {
+        event.dedup_key = std::move(value);
+      } else if (std::strcmp(name, kNotBeforeHeader) == 0) {
+        not_before = std::move(value);
+      } else if (!has_reserved_prefix(name)) {
+        event.headers.emplace(name, std::move(value));
+      }
+    }
+    std::free(names);
+  }
   if (event.id.empty() || event.topic.empty())
     throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
                           "': no Nats-Msg-Id or Sluice-Topic header, not a relayed sluice event");
   event.payload.assign(natsMsg_GetData(message), natsMsg_GetDataLength(message));
-  event.key = header_value(message, kKeyHeader);
-  event.dedup_key = header_value(message, kDedupKeyHeader);
-  std::string not_before = header_value(message, kNotBeforeHeader);
   if (!not_before.empty()) event.not_before = TimePoint(Duration(std::atoll(not_before.c_str())));
-
-  const char** names = nullptr;
-  int count = 0;
-  if (natsMsgHeader_Keys(message, &names, &count) == NATS_OK) {
-    for (int i = 0; i < count; ++i)
-      if (!has_reserved_prefix(names[i])) event.headers[names[i]] = header_value(message, names[i]);
-    std::free(names);
-  }
   return event;
 }
 
