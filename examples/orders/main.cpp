@@ -74,7 +74,8 @@ void charge(const sluice::Event& event, sluice::Context& ctx, std::atomic<int>& 
   if (id == "A-1003" && gateway_calls.fetch_add(1) == 0) {
     say("  billing: payment gateway timed out for order " + id + " (attempt " +
         std::to_string(ctx.attempt()) + "); will retry");
-    throw std::runtime_error("payment gateway timeout");
+    // An expected failure: asked for without an exception (throwing would retry it too).
+    return ctx.retry("payment gateway timeout");
   }
   SQLite::Statement insert(ctx.db(), "INSERT INTO charges (order_id, amount_cents) VALUES (?, ?)");
   insert.bind(1, id);
