@@ -57,6 +57,68 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
+TEST_CASE("a version 1 file of the first sluice_deliveries layout is migrated and delivers") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  {
+    // The file as the first release left it: schema version 1, sluice_deliveries keyed by
+    // consumer first with an event index and an IN-list check, no suspect index.
+    SQLite::Database db = open_database(path);
+    db.exec(R"sql(
+      DROP TABLE sluice_deliveries;
+      CREATE TABLE sluice_deliveries (
+        consumer_id     INTEGER NOT NULL REFERENCES sluice_consumers (id),
+        event_seq       INTEGER NOT NULL,
+        state           TEXT NOT NULL CHECK (state IN ('pending', 'claimed', 'dead', 'discarded')),
+        key             TEXT,
+        attempts        INTEGER NOT NULL,
+        next_attempt_at INTEGER NOT NULL,
+        scheduled_at    INTEGER NOT NULL DEFAULT 0,
+        claim_id        INTEGER,
+        suspect         INTEGER NOT NULL DEFAULT 0,
+        reason          TEXT,
+        last_error      TEXT,
+        first_failed_at INTEGER,
+        last_failed_at  INTEGER,
+        note            TEXT,
+        PRIMARY KEY (consumer_id, event_seq)
+      ) WITHOUT ROWID;
+      CREATE INDEX sluice_deliveries_due ON sluice_deliveries (consumer_id, state, next_attempt_at);
+      CREATE INDEX sluice_deliveries_key ON sluice_deliveries (consumer_id, key, event_seq)
+        WHERE key IS NOT NULL;
+      CREATE INDEX sluice_deliveries_event ON sluice_deliveries (event_seq);
+      UPDATE sluice_meta SET value = 1 WHERE name = 'schema_version';
+    )sql");
+    Outbox(db).enqueue_now({.topic = "t", .key = "k"});
+  }
+  auto clock = std::make_shared<ManualClock>();
+  Options options;
+  options.clock = clock;
+  options.retry.max_attempts = 2;
+  SQLite::Database db = open_database(path, options);
+  CHECK(stored_schema_version(db) == schema_version());
+  CHECK(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'sluice_deliveries_suspect'")
+            .getInt() == 1);
+  Worker worker(db, options);
+  int calls = 0;
+  worker.subscribe("c", "t",
+                   [&](const Event&, Context& ctx) {
+                     if (++calls <= 2) ctx.retry("attempt " + std::to_string(calls));
+                   },
+                   {.ordered = true, .start_from = StartFrom::kOldest});
+  Outbox(db, options).enqueue_now({.topic = "t", .key = "k"});
+  CHECK(worker.run_until_idle().retried == 1);  // the second event waits behind the first
+  clock->advance(std::chrono::hours(1));
+  CHECK(worker.run_until_idle().dead_lettered == 1);
+  const auto letters = list_dead_letters(db, {});
+  REQUIRE(letters.size() == 1);
+  CHECK(letters[0].reason == "exhausted");
+  CHECK(replay_dead_letters(db, {}, options) == 1);
+  CHECK(worker.run_until_idle().delivered == 2);
+  CHECK(calls == 4);
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_inbox").getInt() == 2);
+}
+
 TEST_CASE("schema work refuses to run inside the caller's transaction") {
   SQLite::Database db(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   db.exec("BEGIN");

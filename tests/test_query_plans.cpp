@@ -141,3 +141,34 @@ TEST_CASE("hot-path statements use an index on every sluice table they read") {
     CHECK(scans.empty());
   }
 }
+
+// The statement on `db` whose SQL contains `text`; null if none is prepared.
+sqlite3_stmt* prepared_statement(SQLite::Database& db, const std::string& text) {
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db.getHandle(), nullptr); s != nullptr;
+       s = sqlite3_next_stmt(db.getHandle(), s)) {
+    if (std::string(sqlite3_sql(s)).find(text) != std::string::npos) return s;
+  }
+  return nullptr;
+}
+
+TEST_CASE("the search for crash suspects before each claim does not walk the due retries") {
+  SQLite::Database db = sluice::open_database(":memory:");
+  auto clock = std::make_shared<sluice::ManualClock>();
+  sluice::Options options;
+  options.clock = clock;
+  options.retry.max_attempts = 2;
+  sluice::Outbox outbox(db, options);
+  sluice::Worker worker(db, options);
+  worker.subscribe("flaky", "orders",
+                   [](const sluice::Event&, sluice::Context& ctx) { ctx.retry("still down"); });
+  std::vector<sluice::NewEvent> events(2000, event("orders"));
+  enqueue_in_transaction(db, outbox, events);
+  CHECK(worker.run_until_idle().retried == 2000);
+  clock->advance(std::chrono::hours(1));  // all 2000 retries due, none of them a suspect
+  sqlite3_stmt* suspects = prepared_statement(db, "d.suspect = 1");
+  REQUIRE(suspects != nullptr);
+  sqlite3_stmt_status(suspects, SQLITE_STMTSTATUS_VM_STEP, 1);
+  CHECK(worker.run_until_idle().dead_lettered == 2000);
+  // A handful of steps per claim; walking the due rows took tens per row.
+  CHECK(sqlite3_stmt_status(suspects, SQLITE_STMTSTATUS_VM_STEP, 0) < 500);
+}

@@ -61,6 +61,19 @@ std::string event_query(const std::string& tail) {
   return std::string("SELECT ") + kEventColumns + tail;
 }
 
+// Due pending rows of consumer ?1 at time ?2 through `index`, oldest due first, at most ?4; with
+// ?3 = 1 (an ordered consumer) none that an earlier event of its key holds back.
+std::string due_query(const std::string& index, const std::string& condition) {
+  return event_query(", d.attempts FROM sluice_deliveries d INDEXED BY " + index +
+                     " JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND " +
+                     condition +
+                     "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?3 = 0 OR d.key IS "
+                     "NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b INDEXED BY "
+                     "sluice_deliveries_key WHERE b.consumer_id = d.consumer_id AND b.key = d.key "
+                     "AND b.event_seq < d.event_seq AND " +
+                     std::string(kBlocking) + ")) ORDER BY d.next_attempt_at LIMIT ?4");
+}
+
 }  // namespace
 
 Deliverer::Deliverer(SQLite::Database& db, const Options& options)
@@ -99,14 +112,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       claimed_rows_(db, event_query(", d.attempts FROM sluice_deliveries d JOIN sluice_events e "
                                     "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
                                     "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
-      due_rows_(db, event_query(
-                        ", d.attempts FROM sluice_deliveries d INDEXED BY sluice_deliveries_due "
-                        "JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
-                        "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?3 = 0 OR "
-                        "d.suspect = 1) AND (?4 = 0 OR d.key IS NULL OR NOT EXISTS (SELECT 1 FROM "
-                        "sluice_deliveries b INDEXED BY sluice_deliveries_key WHERE b.consumer_id "
-                        "= d.consumer_id AND b.key = d.key AND b.event_seq < d.event_seq AND " +
-                        std::string(kBlocking) + ")) ORDER BY d.next_attempt_at LIMIT ?5")),
+      due_rows_(db, due_query("sluice_deliveries_due", "")),
+      due_suspects_(db, due_query("sluice_deliveries_suspect", "d.suspect = 1 AND ")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -380,17 +387,17 @@ std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
                                               std::int64_t claim_id, bool suspects_only,
                                               int limit) {
   std::vector<ClaimedItem> items;
-  rewind(due_rows_);
-  due_rows_.bind(1, static_cast<int64_t>(spec.id));
-  due_rows_.bind(2, static_cast<int64_t>(to_millis(now)));
-  due_rows_.bind(3, suspects_only ? 1 : 0);
-  due_rows_.bind(4, spec.options.ordered ? 1 : 0);
-  due_rows_.bind(5, limit);
-  while (due_rows_.executeStep()) {
-    const int attempts = due_rows_.getColumn(kEventColumnCount).getInt();
-    items.push_back({read_event(due_rows_), attempts + 1, false});
+  SQLite::Statement& due = suspects_only ? due_suspects_ : due_rows_;
+  rewind(due);
+  due.bind(1, static_cast<int64_t>(spec.id));
+  due.bind(2, static_cast<int64_t>(to_millis(now)));
+  due.bind(3, spec.options.ordered ? 1 : 0);
+  due.bind(4, limit);
+  while (due.executeStep()) {
+    const int attempts = due.getColumn(kEventColumnCount).getInt();
+    items.push_back({read_event(due), attempts + 1, false});
   }
-  rewind(due_rows_);
+  rewind(due);
   for (const ClaimedItem& item : items) {
     rewind(mark_claimed_);
     mark_claimed_.bind(1, static_cast<int64_t>(spec.id));

@@ -176,6 +176,7 @@ class Deliverer {
   SQLite::Statement unhandled_in_range_;
   SQLite::Statement claimed_rows_;
   SQLite::Statement due_rows_;
+  SQLite::Statement due_suspects_;
   SQLite::Statement mark_claimed_;
   SQLite::Statement fresh_events_;
   SQLite::Statement key_blocked_;

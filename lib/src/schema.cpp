@@ -126,8 +126,15 @@ CREATE TABLE sluice_nats_positions (
 ) WITHOUT ROWID;
 )sql";
 
+// Crash suspects are looked for before every claim. Through sluice_deliveries_due that walked
+// every due row that is not one (after a broker outage, all of a relay's snoozed events).
+static const char* const kVersion2 = R"sql(
+CREATE INDEX sluice_deliveries_suspect ON sluice_deliveries (consumer_id, next_attempt_at)
+  WHERE suspect = 1 AND state = 'pending';
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1};
+  static const std::vector<std::string> all = {kVersion1, kVersion2};
   return all;
 }
 
