@@ -182,7 +182,8 @@ void JetStreamClient::record_ack(natsMsg* msg, jsPubAck* ack, jsPubAckErr* error
       outcome.error += " (JetStream error " + std::to_string(error->ErrCode) + ")";
     if (error->Err == NATS_NO_RESPONDERS) outcome.error = "no responders";
   }
-  ack_arrived_.notify_all();
+  // The publisher waits for the last one only: waking it for every ack cost a context switch each.
+  if (batch_->index_by_message.empty()) ack_arrived_.notify_all();
 }
 
 std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingMessage>& messages,
