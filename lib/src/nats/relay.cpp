@@ -115,6 +115,7 @@ struct Relay::Impl {
     while (!remaining.empty()) {
       std::vector<std::size_t> round;
       std::vector<std::size_t> later;
+      round.reserve(remaining.size());
       std::unordered_set<std::string_view> keys_in_round;
       keys_in_round.reserve(remaining.size());
       for (std::size_t i : remaining) {
