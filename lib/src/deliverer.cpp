@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 
 #include "crash_point.hpp"
 #include "event_codec.hpp"
@@ -563,11 +562,10 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     // needs the other. It is prepared after this batch's failed keys are known, so per-key order
     // holds, and it was claimed durably before.
     std::optional<OutsideGroup> ahead;
-    std::future<void> running;
     if (group.end < claim.items.size() &&
         spec.batch_handlers.count(claim.items[group.end].event.topic) > 0) {
       ahead = prepare_outside(spec, claim, group.end, failed_keys);
-      running = std::async(std::launch::async, [&ahead] { run_outside(*ahead); });
+      handler_thread_.run([&ahead] { run_outside(*ahead); });
     }
     // With a batch running ahead and nothing claimed behind it, claim more now, so that the
     // next batch is ready when it returns.
@@ -591,7 +589,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     } catch (...) {
       claim.next = group.start;
       claim.items.resize(claimed);
-      if (running.valid()) running.wait();
+      if (ahead) handler_thread_.wait();
       throw;
     }
     result.progressed = true;
@@ -601,7 +599,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     result.dead_lettered += committed.dead_lettered;
     if (claim.done()) break;
     if (ahead) {
-      running.get();
+      if (std::exception_ptr error = handler_thread_.wait()) std::rethrow_exception(error);
       group = std::move(*ahead);
     } else {
       group = prepare_outside(spec, claim, claim.next, failed_keys);

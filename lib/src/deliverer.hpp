@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "handler_context.hpp"
+#include "handler_thread.hpp"
 #include "process_identity.hpp"
 #include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
@@ -162,6 +163,8 @@ class Deliverer {
   WorkerIdentity identity_;
   TransactionControlGuard guard_;
   std::unique_ptr<Outbox> outbox_;
+  // Where a batch handler runs while the batch before commits.
+  HandlerThread handler_thread_;
 
   SQLite::Statement has_work_;
   SQLite::Statement newest_seq_;
