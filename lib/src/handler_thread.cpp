@@ -15,14 +15,15 @@ HandlerThread::~HandlerThread() {
 }
 
 void HandlerThread::run(std::function<void()> job) {
+  // Started on first use, before the job is set, so that a failure to start leaves no job
+  // behind: most workers never run a batch handler ahead of a commit.
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
   {
     std::lock_guard lock(mutex_);
     job_ = std::move(job);
     busy_ = true;
     error_ = nullptr;
   }
-  // Started on first use: most workers never run a batch handler ahead of a commit.
-  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
   changed_.notify_all();
 }
 
