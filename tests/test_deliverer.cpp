@@ -30,65 +30,65 @@ struct BatchConsumer {
   std::vector<int> handed;
 };
 
-void publish(Fixture& f, int events) {
-  for (int i = 1; i <= events; ++i) f.publish("t", std::to_string(i));
+Options with_batch_size(Options options, int batch_size) {
+  options.batch_size = batch_size;
+  return options;
 }
+
+// Ten events for the batch consumer, and its first claim taken: four of them, in batches of 2.
+struct ClaimedBacklog {
+  ClaimedBacklog() : options(with_batch_size(f.options, 4)), consumer(f), deliverer(f.db, options) {
+    for (int i = 1; i <= 10; ++i) f.publish("t", std::to_string(i));
+    deliverer.step(consumer.spec, in_hand, false);
+  }
+  StepResult step(bool stopping = false) {
+    return deliverer.step(consumer.spec, in_hand, stopping);
+  }
+
+  Fixture f;
+  Options options;
+  BatchConsumer consumer;
+  Deliverer deliverer;
+  std::optional<Claim> in_hand;
+};
 
 }  // namespace
 
 TEST_CASE("a batch consumer's claim grows while its next batch runs: one step takes a backlog") {
-  Fixture f;
-  f.options.batch_size = 4;
-  BatchConsumer consumer(f);
-  publish(f, 10);
-  Deliverer deliverer(f.db, f.options);
-  std::optional<Claim> in_hand;
-  deliverer.step(consumer.spec, in_hand, false);
-  REQUIRE(in_hand);
-  CHECK(in_hand->items.size() == 4);
-  CHECK(deliverer.step(consumer.spec, in_hand, false).delivered == 10);
-  CHECK_FALSE(in_hand);
-  CHECK(consumer.batches == std::vector<std::size_t>{2, 2, 2, 2, 2});
-  CHECK(consumer.handed == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
-  CHECK(count(f.db, "sluice_inbox") == 10);
-  CHECK(count(f.db, "sluice_claims") == 0);
+  ClaimedBacklog b;
+  REQUIRE(b.in_hand);
+  CHECK(b.in_hand->items.size() == 4);
+  CHECK(b.step().delivered == 10);
+  CHECK_FALSE(b.in_hand);
+  CHECK(b.consumer.batches == std::vector<std::size_t>{2, 2, 2, 2, 2});
+  CHECK(b.consumer.handed == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(count(b.f.db, "sluice_inbox") == 10);
+  CHECK(count(b.f.db, "sluice_claims") == 0);
 }
 
 TEST_CASE("a stopping worker's claim does not grow") {
-  Fixture f;
-  f.options.batch_size = 4;
-  BatchConsumer consumer(f);
-  publish(f, 10);
-  Deliverer deliverer(f.db, f.options);
-  std::optional<Claim> in_hand;
-  deliverer.step(consumer.spec, in_hand, false);
-  CHECK(deliverer.step(consumer.spec, in_hand, true).delivered == 4);
-  CHECK_FALSE(in_hand);
-  CHECK(f.db.execAndGet("SELECT cursor FROM sluice_consumers").getInt64() == 4);
+  ClaimedBacklog b;
+  CHECK(b.step(true).delivered == 4);
+  CHECK_FALSE(b.in_hand);
+  CHECK(b.f.db.execAndGet("SELECT cursor FROM sluice_consumers").getInt64() == 4);
 }
 
 TEST_CASE("a failed commit leaves the claim as before it, growth included; the next step redoes") {
-  Fixture f;
-  f.options.batch_size = 4;
-  BatchConsumer consumer(f);
-  publish(f, 10);
+  ClaimedBacklog b;
   const std::string third =
-      f.db.execAndGet("SELECT id FROM sluice_events WHERE seq = 3").getString();
-  f.db.exec("CREATE TRIGGER refuse_third BEFORE INSERT ON sluice_inbox WHEN NEW.event_id = '" +
-            third + "' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
-  Deliverer deliverer(f.db, f.options);
-  std::optional<Claim> in_hand;
-  deliverer.step(consumer.spec, in_hand, false);
-  CHECK_THROWS(deliverer.step(consumer.spec, in_hand, false));
-  REQUIRE(in_hand);
-  CHECK(in_hand->next == 2);
-  CHECK(in_hand->items.size() == 6);  // the growth committed with the first batch, no more
-  CHECK(count(f.db, "sluice_inbox") == 2);
-  f.db.exec("DROP TRIGGER refuse_third");
-  consumer.handed.clear();
-  CHECK(deliverer.step(consumer.spec, in_hand, false).delivered == 8);
+      b.f.db.execAndGet("SELECT id FROM sluice_events WHERE seq = 3").getString();
+  b.f.db.exec("CREATE TRIGGER refuse_third BEFORE INSERT ON sluice_inbox WHEN NEW.event_id = '" +
+              third + "' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+  CHECK_THROWS(b.step());
+  REQUIRE(b.in_hand);
+  CHECK(b.in_hand->next == 2);
+  CHECK(b.in_hand->items.size() == 6);  // the growth committed with the first batch, no more
+  CHECK(count(b.f.db, "sluice_inbox") == 2);
+  b.f.db.exec("DROP TRIGGER refuse_third");
+  b.consumer.handed.clear();
+  CHECK(b.step().delivered == 8);
   // Events 3 and 4 again, and the batch that ran ahead of the failed commit (at least once).
-  CHECK(consumer.handed == std::vector<int>{3, 4, 5, 6, 7, 8, 9, 10});
-  CHECK(count(f.db, "sluice_inbox") == 10);
-  CHECK(count(f.db, "sluice_claims") == 0);
+  CHECK(b.consumer.handed == std::vector<int>{3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(count(b.f.db, "sluice_inbox") == 10);
+  CHECK(count(b.f.db, "sluice_claims") == 0);
 }

@@ -96,9 +96,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       insert_claim_(db,
                     "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, "
                     "lease_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-      update_claim_(db, "UPDATE sluice_claims SET from_seq = ?2, to_seq = ?3 WHERE id = ?1"),
       advance_claim_(db, "UPDATE sluice_claims SET from_seq = ?2 WHERE id = ?1"),
-      extend_claim_(db, "UPDATE sluice_claims SET to_seq = ?2 WHERE id = ?1"),
+      move_claim_end_(db, "UPDATE sluice_claims SET to_seq = ?2 WHERE id = ?1"),
       delete_claim_(db, "DELETE FROM sluice_claims WHERE id = ?"),
       unhandled_in_range_(
           db, event_query(" FROM sluice_events e CROSS JOIN sluice_subscriptions s "
@@ -301,14 +300,10 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   // Events whose batch crashed are retried one at a time, so a poison event cannot take
   // innocent ones down with it again.
   claim.items = claim_due(spec, now, claim.id, true, 1);
-  std::int64_t new_cursor = cursor;
   if (claim.items.empty()) {
     claim.items = claim_due(spec, now, claim.id, false, options_.batch_size);
     const int room = options_.batch_size - static_cast<int>(claim.items.size());
-    if (room > 0) new_cursor = claim_fresh(spec, now, cursor, room, claim);
-  }
-  if (new_cursor != cursor) {
-    write_cursor(spec, new_cursor);
+    if (room > 0) claim_fresh(spec, now, cursor, room, claim);
   }
   if (claim.items.empty()) {
     rewind(delete_claim_);
@@ -316,18 +311,13 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
     delete_claim_.exec();
     return std::nullopt;
   }
-  rewind(update_claim_);
-  update_claim_.bind(1, static_cast<int64_t>(claim.id));
-  update_claim_.bind(2, static_cast<int64_t>(cursor));
-  update_claim_.bind(3, static_cast<int64_t>(new_cursor));
-  update_claim_.exec();
   std::sort(claim.items.begin(), claim.items.end(),
             [](const ClaimedItem& a, const ClaimedItem& b) { return a.event.seq < b.event.seq; });
   return claim;
 }
 
-std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
-                                    int room, Claim& claim) {
+void Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room,
+                            Claim& claim) {
   rewind(newest_seq_);
   newest_seq_.executeStep();
   const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
@@ -370,20 +360,18 @@ std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int6
     }
     claim.items.push_back(std::move(item));
   }
-  return new_cursor;
+  if (new_cursor == cursor) return;
+  write_cursor(spec, new_cursor);
+  rewind(move_claim_end_);
+  move_claim_end_.bind(1, static_cast<int64_t>(claim.id));
+  move_claim_end_.bind(2, static_cast<int64_t>(new_cursor));
+  move_claim_end_.exec();
 }
 
 void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   const int room = options_.batch_size - static_cast<int>(claim.items.size() - claim.next);
   if (room <= 0) return;
-  const std::int64_t cursor = read_cursor(spec);
-  const std::int64_t new_cursor = claim_fresh(spec, now, cursor, room, claim);
-  if (new_cursor == cursor) return;
-  write_cursor(spec, new_cursor);
-  rewind(extend_claim_);
-  extend_claim_.bind(1, static_cast<int64_t>(claim.id));
-  extend_claim_.bind(2, static_cast<int64_t>(new_cursor));
-  extend_claim_.exec();
+  claim_fresh(spec, now, read_cursor(spec), room, claim);
 }
 
 std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,

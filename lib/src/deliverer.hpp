@@ -91,10 +91,9 @@ class Deliverer {
   std::int64_t read_cursor(const ConsumerSpec& spec);
   void write_cursor(const ConsumerSpec& spec, std::int64_t cursor);
   std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now);
-  // Adds up to `room` events past `cursor` to the claim (holding back delayed and key-blocked
-  // ones); returns the consumer's new cursor.
-  std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room,
-                           Claim& claim);
+  // Adds up to `room` events past the consumer's `cursor` to the claim (holding back delayed and
+  // key-blocked ones), and moves the cursor and the claim's end past what it read.
+  void claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room, Claim& claim);
   // Tops up a claim in hand with fresh events to batch_size unfinished items.
   void extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
@@ -172,9 +171,8 @@ class Deliverer {
   SQLite::Statement update_cursor_;
   SQLite::Statement claims_of_consumer_;
   SQLite::Statement insert_claim_;
-  SQLite::Statement update_claim_;
   SQLite::Statement advance_claim_;
-  SQLite::Statement extend_claim_;
+  SQLite::Statement move_claim_end_;
   SQLite::Statement delete_claim_;
   SQLite::Statement unhandled_in_range_;
   SQLite::Statement claimed_rows_;
