@@ -83,6 +83,9 @@ TEST_CASE("a failed commit leaves the claim as before it, growth included; the n
   REQUIRE(b.in_hand);
   CHECK(b.in_hand->next == 2);
   CHECK(b.in_hand->items.size() == 6);  // the growth committed with the first batch, no more
+  // The events handed to the failed batch and to the one ahead of it are back in the claim.
+  for (std::size_t i = 0; i < b.in_hand->items.size(); ++i)
+    CHECK(b.in_hand->items[i].event.payload == std::to_string(i + 1));
   CHECK(count(b.f.db, "sluice_inbox") == 2);
   b.f.db.exec("DROP TRIGGER refuse_third");
   b.consumer.handed.clear();

@@ -2,6 +2,8 @@
 // duplicates without effect, stream order kept after an ingester died holding messages.
 #include <doctest/doctest.h>
 
+#include <deque>
+
 #include "nats/jetstream_client.hpp"
 #include "nats/message_headers.hpp"
 #include "nats/pull_consumer.hpp"
@@ -19,16 +21,18 @@ constexpr const char* kStream = "EVENTS";
 
 // Publishes `count` relayed-looking events "id-<first>".. on sluice.order.placed.
 void publish_events(nats::JetStreamClient& client, int first, int count) {
+  std::deque<Event> events;  // what the messages view; a deque's elements stay where they are
+  std::deque<std::string> header_texts;
   std::vector<nats::OutgoingMessage> messages;
   for (int i = first; i < first + count; ++i) {
-    Event event;
+    Event& event = events.emplace_back();
     event.id = "id-" + std::to_string(1000000 + i);
     event.topic = "order.placed";
     event.key = "k" + std::to_string(i % 5);
     event.payload = "{\"i\":" + std::to_string(i) + "}";
     event.headers = {{"traceparent", "t-" + std::to_string(i)}};
-    messages.push_back(
-        {"sluice.order.placed", event.id, event.payload, nats::message_headers(event)});
+    messages.push_back({"sluice.order.placed", event.id, event.payload,
+                        nats::message_headers(event, header_texts)});
   }
   for (const auto& outcome : client.publish(messages, std::chrono::seconds(5)))
     REQUIRE(outcome.acknowledged());

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <deque>
 #include <thread>
 
 #include "nats/jetstream_client.hpp"
@@ -32,13 +33,23 @@ sluice::nats::StreamSpec orders_stream() {
   return spec;
 }
 
-std::vector<OutgoingMessage> messages(int count, const std::string& id_prefix) {
-  std::vector<OutgoingMessage> out;
+// Messages to publish and the strings they view.
+struct Batch {
+  std::deque<std::string> texts;  // a deque's elements stay where they are
+  std::vector<OutgoingMessage> messages;
+
+  std::string_view keep(std::string text) { return texts.emplace_back(std::move(text)); }
+  OutgoingMessage& operator[](std::size_t i) { return messages[i]; }
+  operator const std::vector<OutgoingMessage>&() const { return messages; }
+};
+
+Batch messages(int count, const std::string& id_prefix) {
+  Batch out;
   for (int i = 0; i < count; ++i)
-    out.push_back({"orders.placed",
-                   id_prefix + std::to_string(i),
-                   "{\"n\":" + std::to_string(i) + "}",
-                   {{"Sluice-Topic", "orders.placed"}}});
+    out.messages.push_back({"orders.placed",
+                            out.keep(id_prefix + std::to_string(i)),
+                            out.keep("{\"n\":" + std::to_string(i) + "}"),
+                            {{"Sluice-Topic", "orders.placed"}}});
   return out;
 }
 
@@ -82,7 +93,7 @@ TEST_CASE("ensure_stream is idempotent and applies changed settings") {
   client.ensure_stream(changed);
   auto outcomes = client.publish(messages(1, "big-"), std::chrono::seconds(5));
   auto big = messages(1, "bigger-");
-  big[0].data = "\"" + std::string(300, 'x') + "\"";
+  big[0].data = big.keep("\"" + std::string(300, 'x') + "\"");
   auto refused = client.publish(big, std::chrono::seconds(5));
   CHECK(outcomes[0].kind == Kind::kStored);
   CHECK(refused[0].kind == Kind::kPermanent);
@@ -93,10 +104,10 @@ TEST_CASE("refusals for good are told apart from passing failures") {
   JetStreamClient client(settings_for(server));
   client.ensure_stream(orders_stream());
 
-  std::vector<OutgoingMessage> batch = messages(3, "p-");
+  Batch batch = messages(3, "p-");
   batch[0].subject = "payments.taken";
-  batch[1].data = "\"" + std::string(5000, 'x') + "\"";
-  batch[2].headers["Bad Name"] = "v";
+  batch[1].data = batch.keep("\"" + std::string(5000, 'x') + "\"");
+  batch[2].headers.emplace_back("Bad Name", "v");
   auto outcomes = client.publish(batch, std::chrono::seconds(5));
   CHECK(outcomes[0].kind == Kind::kPermanent);
   CHECK(outcomes[0].error.find("no JetStream stream takes subject 'payments.taken'") !=

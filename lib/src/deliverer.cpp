@@ -286,6 +286,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   const std::int64_t cursor = read_cursor(spec);
 
   Claim claim;
+  claim.items = std::move(spare_items_);
   rewind(insert_claim_);
   insert_claim_.bind(1, static_cast<int64_t>(spec.id));
   insert_claim_.bindNoCopy(2, identity_.owner());
@@ -299,9 +300,9 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
 
   // Events whose batch crashed are retried one at a time, so a poison event cannot take
   // innocent ones down with it again.
-  claim.items = claim_due(spec, now, claim.id, true, 1);
+  claim_due(spec, now, claim.id, true, 1, claim.items);
   if (claim.items.empty()) {
-    claim.items = claim_due(spec, now, claim.id, false, options_.batch_size);
+    claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
     const int room = options_.batch_size - static_cast<int>(claim.items.size());
     if (room > 0) claim_fresh(spec, now, cursor, room, claim);
   }
@@ -309,6 +310,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
     rewind(delete_claim_);
     delete_claim_.bind(1, static_cast<int64_t>(claim.id));
     delete_claim_.exec();
+    recycle(claim);
     return std::nullopt;
   }
   std::sort(claim.items.begin(), claim.items.end(),
@@ -328,20 +330,20 @@ void Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t curs
   fresh_events_.bind(2, static_cast<int64_t>(scan_end));
   fresh_events_.bind(3, static_cast<int64_t>(spec.id));
   fresh_events_.bind(4, room);
-  int fetched = 0;
-  std::vector<Event> fresh;
-  // Reserved, not grown: each growth moves every event read so far, and a large allocation makes
-  // malloc consolidate its free lists.
-  fresh.reserve(static_cast<std::size_t>(std::min<std::int64_t>(room, scan_end - cursor)));
-  while (fresh_events_.executeStep()) {
-    fresh.push_back(read_event(fresh_events_));
-    ++fetched;
-  }
+  // Read straight into the claim, reserved rather than grown: each growth moves every event read
+  // so far, and each large allocation makes malloc consolidate its free lists.
+  const std::size_t first = claim.items.size();
+  claim.items.reserve(first +
+                      static_cast<std::size_t>(std::min<std::int64_t>(room, scan_end - cursor)));
+  while (fresh_events_.executeStep()) claim.items.push_back({read_event(fresh_events_), 1, true});
   rewind(fresh_events_);
-  const std::int64_t new_cursor = fetched == room ? fresh.back().seq : scan_end;
-  claim.items.reserve(claim.items.size() + fresh.size());
-  for (Event& event : fresh) {
-    ClaimedItem item{std::move(event), 1, true};
+  const std::size_t fetched = claim.items.size() - first;
+  const std::int64_t new_cursor =
+      fetched == static_cast<std::size_t>(room) ? claim.items.back().event.seq : scan_end;
+  // Events not to be handled yet are held back and leave the claim.
+  std::size_t kept = first;
+  for (std::size_t i = first; i < claim.items.size(); ++i) {
+    ClaimedItem& item = claim.items[i];
     if (item.event.not_before && *item.event.not_before > now) {
       hold_back(spec, item, "delayed", *item.event.not_before);
       continue;
@@ -358,8 +360,10 @@ void Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t curs
         continue;
       }
     }
-    claim.items.push_back(std::move(item));
+    if (kept != i) claim.items[kept] = std::move(item);
+    ++kept;
   }
+  claim.items.resize(kept);
   if (new_cursor == cursor) return;
   write_cursor(spec, new_cursor);
   rewind(move_claim_end_);
@@ -374,10 +378,8 @@ void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   claim_fresh(spec, now, read_cursor(spec), room, claim);
 }
 
-std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
-                                              std::int64_t claim_id, bool suspects_only,
-                                              int limit) {
-  std::vector<ClaimedItem> items;
+void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
+                          bool suspects_only, int limit, std::vector<ClaimedItem>& items) {
   SQLite::Statement& due = suspects_only ? due_suspects_ : due_rows_;
   rewind(due);
   due.bind(1, static_cast<int64_t>(spec.id));
@@ -396,7 +398,6 @@ std::vector<ClaimedItem> Deliverer::claim_due(ConsumerSpec& spec, TimePoint now,
     mark_claimed_.bind(3, static_cast<int64_t>(claim_id));
     mark_claimed_.exec();
   }
-  return items;
 }
 
 StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<Claim>& in_hand,
@@ -424,7 +425,10 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
     claim.next = start;
     throw;
   }
-  if (claim.done()) in_hand = std::move(next);
+  if (claim.done()) {
+    recycle(*in_hand);
+    in_hand = std::move(next);
+  }
   return result;
 }
 
@@ -537,6 +541,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
   const auto began = std::chrono::steady_clock::now();
   OutsideGroup group = prepare_outside(spec, claim, claim.next, failed_keys);
   run_outside(group);
+  return_events(group, claim);
   while (true) {
     if (spec.options.ordered) {
       for (std::size_t i = group.start; i < group.end; ++i) {
@@ -577,7 +582,10 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     } catch (...) {
       claim.next = group.start;
       claim.items.resize(claimed);
-      if (ahead) handler_thread_.wait();
+      if (ahead) {
+        handler_thread_.wait();
+        return_events(*ahead, claim);
+      }
       throw;
     }
     result.progressed = true;
@@ -587,18 +595,22 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     result.dead_lettered += committed.dead_lettered;
     if (claim.done()) break;
     if (ahead) {
-      if (std::exception_ptr error = handler_thread_.wait()) std::rethrow_exception(error);
+      std::exception_ptr error = handler_thread_.wait();
+      return_events(*ahead, claim);
+      if (error) std::rethrow_exception(error);
       group = std::move(*ahead);
     } else {
       group = prepare_outside(spec, claim, claim.next, failed_keys);
       run_outside(group);
+      return_events(group, claim);
     }
   }
+  recycle(claim);
   in_hand = std::move(next);
   return result;
 }
 
-Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, const Claim& claim,
+Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, Claim& claim,
                                                    std::size_t start,
                                                    const std::set<std::string>& failed_keys) {
   OutsideGroup group;
@@ -634,10 +646,18 @@ Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, const Cla
       group.outcomes[i - start] = Outcome::snooze(Duration(0));
       continue;
     }
-    group.batch.push_back(item.event);
     group.batch_index.push_back(i - start);
   }
+  // Moved only once nothing more can throw, so a failed check leaves the claim whole.
+  for (std::size_t j : group.batch_index)
+    group.batch.push_back(std::move(claim.items[start + j].event));
   return group;
+}
+
+void Deliverer::return_events(OutsideGroup& group, Claim& claim) {
+  for (std::size_t j = 0; j < group.batch.size(); ++j)
+    claim.items[group.start + group.batch_index[j]].event = std::move(group.batch[j]);
+  group.batch.clear();
 }
 
 void Deliverer::run_outside(OutsideGroup& group) {
@@ -843,7 +863,13 @@ void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
   delete_claim_.bind(1, static_cast<int64_t>(in_hand->id));
   delete_claim_.exec();
   tx.commit();
+  recycle(*in_hand);
   in_hand.reset();
+}
+
+void Deliverer::recycle(Claim& finished) {
+  finished.items.clear();
+  spare_items_ = std::move(finished.items);
 }
 
 std::optional<TimePoint> Deliverer::next_due(const ConsumerSpec& spec) {

@@ -97,16 +97,18 @@ class Deliverer {
   // Tops up a claim in hand with fresh events to batch_size unfinished items.
   void extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
-  std::vector<ClaimedItem> claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
-                                     bool suspects_only, int limit);
+  // Appends the due rows it claims to `items`.
+  void claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id, bool suspects_only,
+                 int limit, std::vector<ClaimedItem>& items);
   StepResult deliver_in_transaction(ConsumerSpec& spec, std::optional<Claim>& in_hand,
                                     bool stopping);
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
                              std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
   // What one handler call of an outside consumer gets and returns: a batch handler's run of
-  // items of one topic, or one item for a plain handler. Holds copies, so that the call can run
-  // on another thread while the claim grows.
+  // items of one topic, or one item for a plain handler. It holds the items' events, moved out of
+  // the claim until return_events (copying each event cost a good part of a relay's time), so
+  // that the call can run on another thread while the claim grows.
   struct OutsideGroup {
     std::size_t start = 0;  // claim items [start, end)
     std::size_t end = 0;
@@ -119,9 +121,12 @@ class Deliverer {
     std::vector<std::size_t> batch_index;
     std::vector<Outcome> outcomes;  // one per item; done for an item seen already
   };
-  // On the worker's thread: picks the group starting at `start` and what of it to hand over.
-  OutsideGroup prepare_outside(ConsumerSpec& spec, const Claim& claim, std::size_t start,
+  // On the worker's thread: picks the group starting at `start` and moves the events it hands
+  // over out of the claim.
+  OutsideGroup prepare_outside(ConsumerSpec& spec, Claim& claim, std::size_t start,
                                const std::set<std::string>& failed_keys);
+  // Moves the group's events back into the claim, once its handler has returned.
+  static void return_events(OutsideGroup& group, Claim& claim);
   // Runs the group's handler; touches nothing but the group, so any thread may.
   static void run_outside(OutsideGroup& group);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
@@ -154,6 +159,9 @@ class Deliverer {
                      const char* outcome, const std::string& error);
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
            int attempt, const std::string& error, TimePoint now);
+  // Keeps a finished claim's item buffer for the next claim: a new one each time cost a large
+  // allocation and its free, which make malloc consolidate its free lists.
+  void recycle(Claim& finished);
   Outbox& outbox();
 
   SQLite::Database& db_;
@@ -164,6 +172,7 @@ class Deliverer {
   std::unique_ptr<Outbox> outbox_;
   // Where a batch handler runs while the batch before commits.
   HandlerThread handler_thread_;
+  std::vector<ClaimedItem> spare_items_;  // empty, kept for its capacity
 
   SQLite::Statement has_work_;
   SQLite::Statement newest_seq_;

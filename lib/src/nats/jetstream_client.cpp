@@ -204,6 +204,8 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
   jsPubOptions publish_options;
   jsPubOptions_Init(&publish_options);
   publish_options.MaxWait = to_ms(ack_timeout);
+  std::string name_text;
+  std::string value_text;
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const OutgoingMessage& message = messages[i];
     PublishOutcome& outcome = batch.outcomes[i];
@@ -216,9 +218,14 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
     natsMsg* msg = nullptr;
     natsStatus status = natsMsg_Create(&msg, message.subject.c_str(), nullptr, message.data.data(),
                                        static_cast<int>(message.data.size()));
-    if (status == NATS_OK) status = natsMsgHeader_Set(msg, kMsgIdHeader, message.msg_id.c_str());
-    for (const auto& [name, value] : message.headers)
-      if (status == NATS_OK) status = natsMsgHeader_Set(msg, name.c_str(), value.c_str());
+    // libnats takes C strings; these buffers keep their capacity from one message to the next.
+    if (status == NATS_OK)
+      status = natsMsgHeader_Set(msg, kMsgIdHeader, value_text.assign(message.msg_id).c_str());
+    for (const auto& [name, value] : message.headers) {
+      if (status == NATS_OK)
+        status = natsMsgHeader_Set(msg, name_text.assign(name).c_str(),
+                                   value_text.assign(value).c_str());
+    }
     const natsMsg* sent = msg;
     if (status == NATS_OK) {
       std::lock_guard lock(ack_mutex_);

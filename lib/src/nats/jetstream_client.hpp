@@ -11,6 +11,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sluice/clock.hpp"
@@ -57,12 +59,18 @@ struct StreamSpec {
   std::int32_t max_message_bytes = -1;
 };
 
+// A NATS header as views of its name and value.
+using HeaderView = std::pair<std::string_view, std::string_view>;
+
+// One message to publish. It views its ID, body and headers rather than copying them (copies of
+// each event's payload and headers were a good part of a relay's time): what they view must
+// outlive publish().
 struct OutgoingMessage {
   std::string subject;
   // Sent as Nats-Msg-Id, the key of JetStream's duplicate window.
-  std::string msg_id;
-  std::string data;
-  Headers headers;
+  std::string_view msg_id;
+  std::string_view data;
+  std::vector<HeaderView> headers;
 };
 
 // What became of one published message.

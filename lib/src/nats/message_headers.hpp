@@ -5,8 +5,11 @@
 
 #include <nats/nats.h>
 
+#include <deque>
 #include <string>
+#include <vector>
 
+#include "jetstream_client.hpp"
 #include "sluice/event.hpp"
 
 namespace sluice::nats {
@@ -16,12 +19,14 @@ inline constexpr const char* kKeyHeader = "Sluice-Key";
 inline constexpr const char* kDedupKeyHeader = "Sluice-Dedup-Key";
 inline constexpr const char* kNotBeforeHeader = "Sluice-Not-Before";
 
-// The NATS headers carrying `event` (Nats-Msg-Id is set by the publisher).
-Headers message_headers(const Event& event);
+// The NATS headers carrying `event` (Nats-Msg-Id is set by the publisher), as views of its
+// strings. A value with no string of its own (the not-before time) is appended to `texts`. The
+// event and `texts` must outlive the views.
+std::vector<HeaderView> message_headers(const Event& event, std::deque<std::string>& texts);
 
 // Why these headers cannot be sent as NATS headers, or empty if they can: names may not hold ':'
 // or whitespace, values may not hold line breaks.
-std::string header_problem(const Headers& headers);
+std::string header_problem(const std::vector<HeaderView>& headers);
 
 // Why an event's own headers cannot be relayed, or empty if they can: the Nats- and Sluice-
 // prefixes belong to the broker and to sluice. The client checks the rest (header_problem) as it

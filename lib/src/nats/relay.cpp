@@ -1,6 +1,7 @@
 #include "sluice/relay.hpp"
 
 #include <atomic>
+#include <deque>
 #include <string_view>
 #include <unordered_set>
 
@@ -134,9 +135,10 @@ struct Relay::Impl {
       }
       std::vector<nats::OutgoingMessage> messages;
       messages.reserve(round.size());
+      std::deque<std::string> header_texts;
       for (std::size_t i : round)
         messages.push_back({subject_of(events[i]), events[i].id, events[i].payload,
-                            nats::message_headers(events[i])});
+                            nats::message_headers(events[i], header_texts)});
       std::vector<nats::PublishOutcome> published_outcomes =
           client.publish(messages, relay_options.ack_timeout);
       for (std::size_t r = 0; r < round.size(); ++r) {
