@@ -132,7 +132,12 @@ std::string encode_headers(const Headers& headers) {
   // several times cheaper than through nlohmann, which stays the way for anything else.
   if (std::all_of(headers.begin(), headers.end(),
                   [](const auto& h) { return is_plain(h.first) && is_plain(h.second); })) {
-    std::string text = "{";
+    // Sized once: growing it a character at a time reallocated it three or four times.
+    std::size_t size = 2;
+    for (const auto& [name, value] : headers) size += name.size() + value.size() + 6;
+    std::string text;
+    text.reserve(size);
+    text += '{';
     for (const auto& [name, value] : headers) {
       if (text.size() > 1) text += ',';
       text += '"';

@@ -29,7 +29,9 @@ struct Outbox::Impl {
   // Inserts a validated event inside the open transaction.
   EnqueueResult insert_event(const NewEvent& event) {
     const TimePoint now = clock->now();
-    const std::string id = event.id.empty() ? generate_event_id(now) : event.id;
+    std::string generated_id;
+    if (event.id.empty()) generated_id = generate_event_id(now);
+    const std::string& id = event.id.empty() ? generated_id : event.id;
     const std::string headers = encode_headers(event.headers);
     rewind(insert);
     insert.bindNoCopy(1, id);
