@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace bench {
 namespace {
@@ -22,6 +23,13 @@ LatencySummary summarize_latencies(std::vector<double> latencies_ms) {
   summary.p99_ms = nearest_rank(latencies_ms, 99);
   summary.max_ms = latencies_ms.back();
   return summary;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) throw std::runtime_error("bench: no samples to take the median of");
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
 }  // namespace bench

@@ -1,4 +1,4 @@
-// Percentiles of a set of latencies.
+// Summaries of measured samples: percentiles of latencies, medians of rates.
 #pragma once
 
 #include <cstddef>
@@ -15,5 +15,8 @@ struct LatencySummary {
 
 // Nearest-rank percentiles of `latencies_ms`; all zero for an empty set.
 LatencySummary summarize_latencies(std::vector<double> latencies_ms);
+
+// The middle value (the mean of the two middle ones for an even count). Throws for no values.
+double median(std::vector<double> values);
 
 }  // namespace bench

@@ -7,6 +7,7 @@
 #include <deque>
 #include <thread>
 
+#include "latency_summary.hpp"
 #include "nats/jetstream_client.hpp"
 #include "nats/message_headers.hpp"
 #include "nats_server_process.hpp"
@@ -19,11 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
+using ::bench::median;
 
 double per_second(long long count, Clock::duration elapsed) {
   return static_cast<double>(count) / std::chrono::duration<double>(elapsed).count();
@@ -107,15 +104,7 @@ double relay_rate(const std::string& url, const testing::TempDir& dir,
   ingester.start();
   const auto deadline = start + std::chrono::minutes(5);
   // B starts empty, so its newest seq is its event count; reading it costs no scan.
-  SQLite::Statement newest(b_db, "SELECT COALESCE(MAX(seq), 0) FROM sluice_events");
-  auto count_in_b = [&] {
-    newest.reset();
-    newest.executeStep();
-    const long long count = newest.getColumn(0).getInt64();
-    newest.reset();
-    return count;
-  };
-  while (count_in_b() < events) {
+  while (newest_event_seq(b_db) < events) {
     if (Clock::now() > deadline) throw Error("relay bench: events did not all reach B in 5 min");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delivery_rig.hpp"
+#include "latency_summary.hpp"
 #include "process_memory.hpp"
 #include "sluice/clock.hpp"
 #include "stopwatch.hpp"
@@ -50,12 +51,6 @@ void append_window_rates(const std::vector<std::chrono::steady_clock::time_point
   for (std::size_t i = 2; i < marks.size(); ++i) {
     rates.push_back(window / std::chrono::duration<double>(marks[i] - marks[i - 1]).count());
   }
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) throw std::runtime_error("bench: scale case shorter than two windows");
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 // Enqueues `events` on `rig` and drains them on this thread, noting every `window` events.

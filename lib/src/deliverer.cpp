@@ -249,9 +249,7 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     }
     for (const auto& [event, attempt] : victims)
       record_crash(spec, event, attempt, error, now, result);
-    rewind(delete_claim_);
-    delete_claim_.bind(1, static_cast<int64_t>(claim.id));
-    delete_claim_.exec();
+    drop_claim(claim.id);
   }
 }
 
@@ -307,9 +305,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
     if (room > 0) claim_fresh(spec, now, cursor, room, claim);
   }
   if (claim.items.empty()) {
-    rewind(delete_claim_);
-    delete_claim_.bind(1, static_cast<int64_t>(claim.id));
-    delete_claim_.exec();
+    drop_claim(claim.id);
     recycle(claim);
     return std::nullopt;
   }
@@ -381,6 +377,7 @@ void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
 void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
                           bool suspects_only, int limit, std::vector<ClaimedItem>& items) {
   SQLite::Statement& due = suspects_only ? due_suspects_ : due_rows_;
+  const std::size_t first = items.size();
   rewind(due);
   due.bind(1, static_cast<int64_t>(spec.id));
   due.bind(2, static_cast<int64_t>(to_millis(now)));
@@ -391,10 +388,10 @@ void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_
     items.push_back({read_event(due), attempts + 1, false});
   }
   rewind(due);
-  for (const ClaimedItem& item : items) {
+  for (std::size_t i = first; i < items.size(); ++i) {
     rewind(mark_claimed_);
     mark_claimed_.bind(1, static_cast<int64_t>(spec.id));
-    mark_claimed_.bind(2, static_cast<int64_t>(item.event.seq));
+    mark_claimed_.bind(2, static_cast<int64_t>(items[i].event.seq));
     mark_claimed_.bind(3, static_cast<int64_t>(claim_id));
     mark_claimed_.exec();
   }
@@ -436,9 +433,7 @@ std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& 
                                             std::size_t start, bool stopping, TimePoint now,
                                             StepResult& result) {
   if (claim.done()) {
-    rewind(delete_claim_);
-    delete_claim_.bind(1, static_cast<int64_t>(claim.id));
-    delete_claim_.exec();
+    drop_claim(claim.id);
   } else {
     std::int64_t progress = -1;
     for (std::size_t i = start; i < claim.next; ++i) {
@@ -529,7 +524,8 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     if (!item.fresh) delete_delivery(spec.id, event.seq);
     return;
   }
-  record_failure(spec, item, outcome, failed_keys, now, result);
+  if (!event.key.empty()) failed_keys.insert(event.key);
+  record_failure(spec, item, outcome, now, result);
 }
 
 StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand,
@@ -571,8 +567,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       const auto locked = std::chrono::steady_clock::now();
       const TimePoint now = clock_->now();
       for (std::size_t i = group.start; i < group.end; ++i) {
-        apply_outcome(spec, claim.items[i], group.outcomes[i - group.start], failed_keys, now,
-                      committed);
+        apply_outcome(spec, claim.items[i], group.outcomes[i - group.start], now, committed);
       }
       claim.next = group.end;
       if (extend) extend_claim(spec, claim, now);
@@ -704,10 +699,9 @@ void Deliverer::run_outside(OutsideGroup& group) {
 }
 
 void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
-                              std::set<std::string>& failed_keys, TimePoint now,
-                              StepResult& result) {
+                              TimePoint now, StepResult& result) {
   if (outcome.kind != Outcome::Kind::kDone) {
-    record_failure(spec, item, outcome, failed_keys, now, result);
+    record_failure(spec, item, outcome, now, result);
   } else if (mark_seen(spec.id, item.event.id, now)) {
     delivered(spec, item, now, result);
   } else if (!item.fresh) {
@@ -724,10 +718,8 @@ void Deliverer::delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint
 }
 
 void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
-                               std::set<std::string>& failed_keys, TimePoint now,
-                               StepResult& result) {
+                               TimePoint now, StepResult& result) {
   const Event& event = item.event;
-  if (!event.key.empty()) failed_keys.insert(event.key);
   if (outcome.kind == Outcome::Kind::kSnooze) {
     write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, false,
                    "snoozed", {}, std::nullopt, now);
@@ -859,12 +851,16 @@ void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
   for (std::size_t i = in_hand->next; i < in_hand->items.size(); ++i) {
     hold_back(spec, in_hand->items[i], "released", now);
   }
-  rewind(delete_claim_);
-  delete_claim_.bind(1, static_cast<int64_t>(in_hand->id));
-  delete_claim_.exec();
+  drop_claim(in_hand->id);
   tx.commit();
   recycle(*in_hand);
   in_hand.reset();
+}
+
+void Deliverer::drop_claim(std::int64_t claim_id) {
+  rewind(delete_claim_);
+  delete_claim_.bind(1, static_cast<int64_t>(claim_id));
+  delete_claim_.exec();
 }
 
 void Deliverer::recycle(Claim& finished) {

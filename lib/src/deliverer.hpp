@@ -130,7 +130,7 @@ class Deliverer {
   // Runs the group's handler; touches nothing but the group, so any thread may.
   static void run_outside(OutsideGroup& group);
   void apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
-                     std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
+                     TimePoint now, StepResult& result);
   // Records the step's progress on the claim and the counters, claims the next batch when this
   // one is done (unless stopping), and commits. Returns the next claim.
   std::optional<Claim> commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
@@ -138,10 +138,10 @@ class Deliverer {
                                    StepResult& result);
 
   void delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now, StepResult& result);
-  // Records an outcome other than done: snoozed, retried or dead-lettered. Its key, if any, is
-  // added to `failed_keys`.
+  // Records an outcome other than done: snoozed, retried or dead-lettered. The caller notes
+  // the item's key as failed, for the rest of the claim.
   void record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
-                      std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
+                      TimePoint now, StepResult& result);
   void record_crash(ConsumerSpec& spec, const Event& event, int attempt, const std::string& error,
                     TimePoint now, StepResult& result);
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
@@ -159,6 +159,7 @@ class Deliverer {
                      const char* outcome, const std::string& error);
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
            int attempt, const std::string& error, TimePoint now);
+  void drop_claim(std::int64_t claim_id);
   // Keeps a finished claim's item buffer for the next claim: a new one each time cost a large
   // allocation and its free, which make malloc consolidate its free lists.
   void recycle(Claim& finished);

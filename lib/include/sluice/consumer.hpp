@@ -40,7 +40,8 @@ struct ConsumerOptions {
   std::optional<RetryPolicy> retry;
 };
 
-// What became of one event handed to a BatchHandler.
+// What became of one handled event: what a BatchHandler returns per event, and what a Handler
+// asks for through its Context.
 struct Outcome {
   enum class Kind { kDone, kRetry, kPermanent, kSnooze };
   Kind kind = Kind::kDone;
