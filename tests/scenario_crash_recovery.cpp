@@ -12,6 +12,7 @@
 
 using namespace sluice;
 using sluice::test::count;
+using sluice::test::count_attempts;
 using sluice::test::Fixture;
 using sluice::test::recording;
 
@@ -91,7 +92,7 @@ TEST_CASE("an abandoned claim counts as a crashed attempt and its events are del
   const DrainResult result = worker.run_until_idle();
   CHECK(result.delivered == 3);
   CHECK(count(f.db, "applied") == 3);
-  CHECK(count(f.db, "sluice_attempts", "outcome = 'crashed'") == 3);
+  CHECK(count_attempts(f.db, "crashed") == 3);
   CHECK(count(f.db, "sluice_claims") == 0);
   CHECK(consumer_stats(f.db, options)[0].retries_total == 3);
 }
@@ -135,13 +136,13 @@ TEST_CASE("a claim of a live process is never taken over, even long past its lea
   f.db.exec("UPDATE sluice_consumers SET cursor = cursor + 1");
   f.clock->advance(std::chrono::hours(1));
   CHECK(worker.run_until_idle().delivered == 0);
-  CHECK(count(f.db, "sluice_attempts", "outcome = 'crashed'") == 0);
+  CHECK(count_attempts(f.db, "crashed") == 0);
   CHECK(count(f.db, "sluice_claims") == 1);
 
   close(gate[1]);
   int status = 0;
   REQUIRE(waitpid(holder, &status, 0) == holder);
   CHECK(worker.run_until_idle().delivered == 1);
-  CHECK(count(f.db, "sluice_attempts", "outcome = 'crashed'") == 1);
+  CHECK(count_attempts(f.db, "crashed") == 1);
   CHECK(count(f.db, "applied") == 1);
 }

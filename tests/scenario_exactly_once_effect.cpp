@@ -8,6 +8,7 @@
 
 using namespace sluice;
 using sluice::test::count;
+using sluice::test::count_attempts;
 using sluice::test::Fixture;
 using sluice::test::recording;
 using std::chrono::seconds;
@@ -128,8 +129,8 @@ TEST_CASE("an event that keeps failing is dead-lettered as exhausted after max a
   CHECK(letters[0].attempts == f.options.retry.max_attempts);
   CHECK(letters[0].last_error == "attempt 3 failed");
   CHECK(letters[0].last_failed_at > letters[0].first_failed_at);
-  CHECK(count(f.db, "sluice_attempts", "outcome = 'retry'") == 2);
-  CHECK(count(f.db, "sluice_attempts", "outcome = 'exhausted'") == 1);
+  CHECK(count_attempts(f.db, "retry") == 2);
+  CHECK(count_attempts(f.db, "exhausted") == 1);
 }
 
 TEST_CASE("two connections delivering one file at once apply each event exactly once") {

@@ -87,6 +87,17 @@ TEST_CASE("a version 1 file of the first sluice_deliveries layout is migrated an
       CREATE INDEX sluice_deliveries_key ON sluice_deliveries (consumer_id, key, event_seq)
         WHERE key IS NOT NULL;
       CREATE INDEX sluice_deliveries_event ON sluice_deliveries (event_seq);
+      DROP TABLE sluice_attempts;
+      CREATE TABLE sluice_attempts (
+        id          INTEGER PRIMARY KEY,
+        consumer_id INTEGER NOT NULL,
+        event_seq   INTEGER NOT NULL,
+        attempt     INTEGER NOT NULL,
+        at          INTEGER NOT NULL,
+        outcome     TEXT NOT NULL,
+        error       TEXT
+      );
+      CREATE INDEX sluice_attempts_event ON sluice_attempts (event_seq);
       UPDATE sluice_meta SET value = 1 WHERE name = 'schema_version';
     )sql");
     Outbox(db).enqueue_now({.topic = "t", .key = "k"});
@@ -117,6 +128,48 @@ TEST_CASE("a version 1 file of the first sluice_deliveries layout is migrated an
   CHECK(worker.run_until_idle().delivered == 2);
   CHECK(calls == 4);
   CHECK(db.execAndGet("SELECT count(*) FROM sluice_inbox").getInt() == 2);
+}
+
+TEST_CASE("a version 2 file keeps the attempt history it logged and logs new attempts") {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  auto clock = std::make_shared<ManualClock>();
+  Options options;
+  options.clock = clock;
+  int calls = 0;
+  const auto handler = [&](const Event&, Context& ctx) {
+    if (++calls == 1) ctx.retry("failed before the upgrade");
+  };
+  std::string id;
+  {
+    SQLite::Database db = open_database(path, options);
+    Worker worker(db, options);
+    worker.subscribe("c", "t", handler);
+    id = Outbox(db, options).enqueue_now({.topic = "t"}).id;
+    CHECK(worker.run_until_idle().retried == 1);
+    // As version 2 logged the failure: a sluice_attempts row, no history columns.
+    db.exec(R"sql(
+      INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, outcome, error)
+        SELECT consumer_id, event_seq, attempts, last_failed_at, 'retry', last_error
+        FROM sluice_deliveries;
+      ALTER TABLE sluice_deliveries DROP COLUMN history;
+      ALTER TABLE sluice_attempts DROP COLUMN earlier;
+      UPDATE sluice_meta SET value = 2 WHERE name = 'schema_version';
+    )sql");
+  }
+  SQLite::Database db = open_database(path, options);
+  CHECK(stored_schema_version(db) == schema_version());
+  Worker worker(db, options);
+  worker.subscribe("c", "t", handler);
+  clock->advance(std::chrono::hours(1));
+  CHECK(worker.run_until_idle().delivered == 1);
+  const auto history = attempt_history(db, find_event(db, id));
+  REQUIRE(history.size() == 2);
+  CHECK(history[0].outcome == "retry");
+  CHECK(history[0].attempt == 1);
+  CHECK(history[0].error == "failed before the upgrade");
+  CHECK(history[1].outcome == "delivered");
+  CHECK(history[1].attempt == 2);
 }
 
 TEST_CASE("schema work refuses to run inside the caller's transaction") {

@@ -64,6 +64,41 @@ TEST_CASE("an event's delivery statuses and attempt history") {
   CHECK_THROWS_AS(find_event(f.db, "missing"), NotFound);
 }
 
+TEST_CASE("the attempt history keeps every failure, operator action and the delivery in order") {
+  Fixture f;
+  f.options.retry.max_attempts = 2;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("c", "t", [&](const Event&, Context& ctx) {
+    ++calls;
+    if (calls == 1) ctx.retry("timeout \"gateway\"\nline two");
+    if (calls == 2) ctx.retry("timeout again");
+  });
+  const auto stored = f.publish("t");
+  worker.run_until_idle();
+  f.clock->advance(std::chrono::seconds(5));
+  CHECK(worker.run_until_idle().dead_lettered == 1);
+  f.clock->advance(std::chrono::seconds(5));
+  CHECK(replay_dead_letters(f.db, {}, f.options) == 1);
+  f.clock->advance(std::chrono::seconds(5));
+  CHECK(worker.run_until_idle().delivered == 1);
+  const auto history = attempt_history(f.db, find_event(f.db, stored.id));
+  REQUIRE(history.size() == 4);
+  CHECK(history[0].outcome == "retry");
+  CHECK(history[0].attempt == 1);
+  CHECK(history[0].error == "timeout \"gateway\"\nline two");
+  CHECK(history[1].outcome == "exhausted");
+  CHECK(history[1].attempt == 2);
+  CHECK(history[1].error == "timeout again");
+  CHECK(history[1].at == history[0].at + std::chrono::seconds(5));
+  CHECK(history[2].outcome == "replayed");
+  CHECK(history[3].outcome == "delivered");
+  CHECK(history[3].attempt == 1);
+  CHECK(history[3].error.empty());
+  // Settled: the delivery row is gone and its log went to sluice_attempts with the delivery.
+  CHECK(sluice::test::count(f.db, "sluice_deliveries") == 0);
+}
+
 TEST_CASE("the newest event's seq, and claims past their lease while a worker holds one") {
   Fixture f;
   CHECK(newest_event_seq(f.db) == 0);

@@ -10,6 +10,7 @@
 
 using namespace sluice;
 using sluice::test::count;
+using sluice::test::count_attempts;
 using sluice::test::Fixture;
 using sluice::test::recording;
 using std::chrono::seconds;
@@ -144,7 +145,7 @@ TEST_CASE("ctx.retry fails the attempt without a throw: writes undone, retried, 
   CHECK(letters[0].reason == "exhausted");
   CHECK(letters[0].attempts == f.options.retry.max_attempts);
   CHECK(letters[0].last_error.rfind("gateway busy ", 0) == 0);
-  CHECK(count(f.db, "sluice_attempts", "outcome = 'retry'") == 4);
+  CHECK(count_attempts(f.db, "retry") == 4);
   CHECK(consumer_stats(f.db, f.options).at(0).retries_total == 4);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "attempt_log.hpp"
 #include "crash_point.hpp"
 #include "event_codec.hpp"
 #include "rewind.hpp"
@@ -125,21 +126,25 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                        std::string(kBlocking) + " LIMIT 1"),
       write_delivery_(
           db,
+          // A failure's history entry ?13 (else NULL) is appended to the row's history.
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
           "next_attempt_at, claim_id, suspect, reason, last_error, first_failed_at, "
-          "last_failed_at, scheduled_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-          "?11, ?12) "
+          "last_failed_at, scheduled_at, history) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+          "?10, ?11, ?11, ?12, '[' || ?13 || ']') "
           "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = excluded.state, "
           "attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at, "
           "scheduled_at = excluded.scheduled_at, "
           "claim_id = excluded.claim_id, suspect = excluded.suspect, reason = excluded.reason, "
           "last_error = coalesce(excluded.last_error, last_error), "
           "first_failed_at = coalesce(first_failed_at, excluded.first_failed_at), "
-          "last_failed_at = coalesce(excluded.last_failed_at, last_failed_at)"),
+          "last_failed_at = coalesce(excluded.last_failed_at, last_failed_at), "
+          "history = CASE WHEN ?13 IS NULL THEN history WHEN history IS NULL THEN excluded.history "
+          "ELSE json_insert(history, '$[#]', json(?13)) END"),
+      settle_delivery_(db,
+                       "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, outcome, "
+                       "earlier) SELECT ?1, ?2, ?3, ?4, ?5, history FROM sluice_deliveries "
+                       "WHERE consumer_id = ?1 AND event_seq = ?2"),
       delete_delivery_(db, "DELETE FROM sluice_deliveries WHERE consumer_id = ? AND event_seq = ?"),
-      write_history_(db,
-                     "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, outcome, "
-                     "error) VALUES (?, ?, ?, ?, ?, ?)"),
       insert_inbox_(db,
                     "INSERT INTO sluice_inbox (consumer_id, event_id, delivered_at) "
                     "VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
@@ -521,7 +526,7 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   release_savepoint_.exec();
   rewind(release_savepoint_);
   if (done) {
-    if (!item.fresh) delete_delivery(spec.id, event.seq);
+    if (!item.fresh) settle_delivery(spec.id, item, now, "seen");
     return;
   }
   if (!event.key.empty()) failed_keys.insert(event.key);
@@ -705,16 +710,14 @@ void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const
   } else if (mark_seen(spec.id, item.event.id, now)) {
     delivered(spec, item, now, result);
   } else if (!item.fresh) {
-    delete_delivery(spec.id, item.event.seq);
+    settle_delivery(spec.id, item, now, "seen");
   }
 }
 
 void Deliverer::delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now,
                           StepResult& result) {
   ++result.delivered;
-  if (item.fresh) return;
-  delete_delivery(spec.id, item.event.seq);
-  write_history(spec.id, item.event.seq, item.attempt, now, "delivered", {});
+  if (!item.fresh) settle_delivery(spec.id, item, now, "delivered");
 }
 
 void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
@@ -736,7 +739,6 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
   if (reason != nullptr) {
     SLUICE_CRASH_POINT("during-dead-letter");
     write_delivery(spec.id, event, "dead", item.attempt, now, false, reason, error, now, now);
-    write_history(spec.id, event.seq, item.attempt, now, reason, error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered", spec, event, item.attempt, error, now);
     return;
@@ -744,7 +746,6 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
   SLUICE_CRASH_POINT("during-backoff");
   const TimePoint next = now + spec.retry.backoff(item.attempt, event.seq);
   write_delivery(spec.id, event, "pending", item.attempt, next, false, "retry", error, now, now);
-  write_history(spec.id, event.seq, item.attempt, now, "retry", error);
   ++result.retried;
   log(LogLevel::kWarn, "retry scheduled", spec, event, item.attempt, error, now);
 }
@@ -753,14 +754,12 @@ void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt
                              const std::string& error, TimePoint now, StepResult& result) {
   if (attempt >= spec.retry.max_attempts) {
     write_delivery(spec.id, event, "dead", attempt, now, false, "crashed", error, now, now);
-    write_history(spec.id, event.seq, attempt, now, "crashed", error);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
     return;
   }
   write_delivery(spec.id, event, "pending", attempt, now + spec.retry.backoff(attempt, event.seq),
                  true, "crashed", error, now, now);
-  write_history(spec.id, event.seq, attempt, now, "crashed", error);
   ++result.retried;
   log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
 }
@@ -782,10 +781,18 @@ void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result)
   add_counters_.exec();
 }
 
-void Deliverer::delete_delivery(std::int64_t consumer_id, std::int64_t seq) {
+void Deliverer::settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,
+                                const char* outcome) {
+  rewind(settle_delivery_);
+  settle_delivery_.bind(1, static_cast<int64_t>(consumer_id));
+  settle_delivery_.bind(2, static_cast<int64_t>(item.event.seq));
+  settle_delivery_.bind(3, item.attempt);
+  settle_delivery_.bind(4, static_cast<int64_t>(to_millis(now)));
+  settle_delivery_.bindNoCopy(5, outcome);
+  settle_delivery_.exec();
   rewind(delete_delivery_);
   delete_delivery_.bind(1, static_cast<int64_t>(consumer_id));
-  delete_delivery_.bind(2, static_cast<int64_t>(seq));
+  delete_delivery_.bind(2, static_cast<int64_t>(item.event.seq));
   delete_delivery_.exec();
 }
 
@@ -825,23 +832,14 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   bind_text_or_null(s, 10, error);
   if (failed_at) {
     s.bind(11, static_cast<int64_t>(to_millis(*failed_at)));
+    write_attempt_entry(history_entry_, attempts, *failed_at, reason, error);
+    s.bindNoCopy(13, history_entry_);
   } else {
     s.bind(11);
+    s.bind(13);
   }
   s.bind(12, static_cast<int64_t>(to_millis(scheduled_at)));
   s.exec();
-}
-
-void Deliverer::write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
-                              const char* outcome, const std::string& error) {
-  rewind(write_history_);
-  write_history_.bind(1, static_cast<int64_t>(consumer_id));
-  write_history_.bind(2, static_cast<int64_t>(seq));
-  write_history_.bind(3, attempt);
-  write_history_.bind(4, static_cast<int64_t>(to_millis(at)));
-  write_history_.bindNoCopy(5, outcome);
-  bind_text_or_null(write_history_, 6, error);
-  write_history_.exec();
 }
 
 void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {

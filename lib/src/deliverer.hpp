@@ -147,16 +147,17 @@ class Deliverer {
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
                  TimePoint next_attempt_at);
   void add_counters(const ConsumerSpec& spec, const StepResult& result);
-  void delete_delivery(std::int64_t consumer_id, std::int64_t seq);
+  // Ends a delivery row: its history goes to sluice_attempts with the outcome that ended it.
+  void settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,
+                       const char* outcome);
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
-  // Upserts the (event, consumer) row. `scheduled_at` is when a backoff started (see schema.cpp).
+  // Upserts the (event, consumer) row; a failure (`failed_at` set) is added to its history.
+  // `scheduled_at` is when a backoff started (see schema.cpp).
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
                       TimePoint next_attempt_at, bool suspect, const char* reason,
                       const std::string& error, std::optional<TimePoint> failed_at,
                       TimePoint scheduled_at);
-  void write_history(std::int64_t consumer_id, std::int64_t seq, int attempt, TimePoint at,
-                     const char* outcome, const std::string& error);
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
            int attempt, const std::string& error, TimePoint now);
   void drop_claim(std::int64_t claim_id);
@@ -174,6 +175,7 @@ class Deliverer {
   // Where a batch handler runs while the batch before commits.
   HandlerThread handler_thread_;
   std::vector<ClaimedItem> spare_items_;  // empty, kept for its capacity
+  std::string history_entry_;             // write_delivery's buffer
 
   SQLite::Statement has_work_;
   SQLite::Statement newest_seq_;
@@ -192,8 +194,8 @@ class Deliverer {
   SQLite::Statement fresh_events_;
   SQLite::Statement key_blocked_;
   SQLite::Statement write_delivery_;
+  SQLite::Statement settle_delivery_;
   SQLite::Statement delete_delivery_;
-  SQLite::Statement write_history_;
   SQLite::Statement insert_inbox_;
   SQLite::Statement find_inbox_;
   SQLite::Statement add_counters_;

@@ -33,6 +33,24 @@ const char* const kConsumerJoins =
     "LEFT JOIN sluice_deliveries d ON d.consumer_id = c.id AND d.event_seq = e.seq "
     "LEFT JOIN sluice_inbox i ON i.consumer_id = c.id AND i.event_id = e.id";
 
+// Every attempt of event ?1: the settled rows of sluice_attempts with the attempts they settled
+// (`earlier`), and the history of the delivery rows still open (see schema version 3). Ties in
+// time (a manual clock) go by attempt, failures before operator actions before settlements.
+const char* const kAttemptHistory =
+    "SELECT name, attempt, at, outcome, error FROM ("
+    "SELECT a.consumer_id, json_extract(h.value, '$[0]') AS attempt, "
+    "json_extract(h.value, '$[1]') AS at, json_extract(h.value, '$[2]') AS outcome, "
+    "json_extract(h.value, '$[3]') AS error FROM sluice_attempts a, json_each(a.earlier) h "
+    "WHERE a.event_seq = ?1 "
+    "UNION ALL SELECT consumer_id, attempt, at, outcome, error FROM sluice_attempts "
+    "WHERE event_seq = ?1 "
+    "UNION ALL SELECT d.consumer_id, json_extract(h.value, '$[0]'), json_extract(h.value, '$[1]'), "
+    "json_extract(h.value, '$[2]'), json_extract(h.value, '$[3]') "
+    "FROM sluice_deliveries d, json_each(d.history) h WHERE d.event_seq = ?1"
+    ") JOIN sluice_consumers c ON c.id = consumer_id ORDER BY at, attempt, CASE outcome "
+    "WHEN 'replayed' THEN 1 WHEN 'discarded' THEN 1 WHEN 'backfilled' THEN 1 "
+    "WHEN 'delivered' THEN 2 WHEN 'seen' THEN 2 ELSE 0 END";
+
 const std::set<std::string>& known_states() {
   static const std::set<std::string> states = {"pending",   "claimed", "retrying",
                                                "delivered", "dead",    "discarded"};
@@ -113,10 +131,7 @@ std::vector<DeliveryStatus> delivery_statuses(SQLite::Database& db, const Event&
 
 std::vector<AttemptRecord> attempt_history(SQLite::Database& db, const Event& event) {
   return guarded("read attempt history", [&] {
-    SQLite::Statement select(db,
-                             "SELECT c.name, a.attempt, a.at, a.outcome, a.error FROM "
-                             "sluice_attempts a JOIN sluice_consumers c ON c.id = a.consumer_id "
-                             "WHERE a.event_seq = ? ORDER BY a.id");
+    SQLite::Statement select(db, kAttemptHistory);
     select.bind(1, static_cast<int64_t>(event.seq));
     std::vector<AttemptRecord> history;
     while (select.executeStep()) {

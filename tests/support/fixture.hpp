@@ -27,6 +27,17 @@ inline long long count(SQLite::Database& db, const std::string& table,
   return db.execAndGet("SELECT count(*) FROM " + table + " WHERE " + where).getInt64();
 }
 
+// Counts the attempts with `outcome` in the history of every retained event.
+inline long long count_attempts(SQLite::Database& db, const std::string& outcome) {
+  long long found = 0;
+  for (const Event& event : list_events(db, {.limit = 1'000'000})) {
+    for (const AttemptRecord& attempt : attempt_history(db, event)) {
+      if (attempt.outcome == outcome) ++found;
+    }
+  }
+  return found;
+}
+
 struct Fixture {
   explicit Fixture(bool on_file = false)
       : clock(std::make_shared<ManualClock>()),

@@ -27,8 +27,8 @@ struct AttemptRecord {
   std::string consumer;
   int attempt = 0;
   TimePoint at;
-  // "retry", "permanent", "exhausted", "crashed", "snoozed", "delivered", "replayed",
-  // "discarded", "backfilled".
+  // "retry", "permanent", "exhausted", "crashed", "delivered", "seen" (handled before: this
+  // attempt's effect was undone), "replayed", "discarded", "backfilled".
   std::string outcome;
   std::string error;
 };
