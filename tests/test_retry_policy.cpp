@@ -23,8 +23,9 @@ TEST_CASE("jitter stays within its band and is reproducible for a seed") {
   RetryPolicy policy;
   policy.initial_backoff = milliseconds(1000);
   policy.jitter = 0.2;
+  constexpr std::int64_t group = RetryPolicy::kJitterGroup;
   bool varied = false;
-  for (std::int64_t seq = 1; seq <= 200; ++seq) {
+  for (std::int64_t seq = 1; seq <= 200 * group; seq += group / 2) {
     const auto delay = policy.backoff(1, seq);
     CHECK(delay >= milliseconds(800));
     CHECK(delay <= milliseconds(1200));
@@ -35,8 +36,22 @@ TEST_CASE("jitter stays within its band and is reproducible for a seed") {
   RetryPolicy other = policy;
   other.seed = policy.seed + 1;
   int differing = 0;
-  for (std::int64_t seq = 1; seq <= 50; ++seq) {
+  for (std::int64_t seq = 1; seq <= 50 * group; seq += group) {
     differing += other.backoff(1, seq) != policy.backoff(1, seq);
+  }
+  CHECK(differing > 40);
+}
+
+TEST_CASE("events enqueued close together share their jitter, so their retries fall due together") {
+  RetryPolicy policy;
+  policy.jitter = 0.2;
+  constexpr std::int64_t group = RetryPolicy::kJitterGroup;
+  for (std::int64_t seq = 3 * group; seq < 4 * group; ++seq) {
+    CHECK(policy.backoff(2, seq) == policy.backoff(2, 3 * group));
+  }
+  int differing = 0;
+  for (std::int64_t g = 1; g <= 50; ++g) {
+    differing += policy.backoff(1, g * group) != policy.backoff(1, (g + 1) * group);
   }
   CHECK(differing > 40);
 }

@@ -8,7 +8,7 @@
 namespace sluice {
 namespace {
 
-// SplitMix64: a stateless hash, so a delay depends only on (seed, event, attempt).
+// SplitMix64: a stateless hash, so a delay depends only on (seed, event group, attempt).
 std::uint64_t mix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -26,7 +26,7 @@ double base_delay_ms(const RetryPolicy& policy, int failed_attempt) {
 
 Duration RetryPolicy::backoff(int failed_attempt, std::int64_t event_seq) const {
   const std::uint64_t h =
-      mix(seed ^ mix(static_cast<std::uint64_t>(event_seq) ^ mix(failed_attempt)));
+      mix(seed ^ mix(static_cast<std::uint64_t>(event_seq / kJitterGroup) ^ mix(failed_attempt)));
   const double unit = static_cast<double>(h >> 11) / static_cast<double>(1ULL << 53);  // [0, 1)
   const double factor = 1.0 + jitter * (2.0 * unit - 1.0);
   return Duration(

@@ -10,8 +10,14 @@ namespace sluice {
 // Exponential backoff with jitter and a cap. Thread-safe: a plain value.
 // The delay after failed attempt n (1-based) is
 //   min(max_backoff, initial_backoff * multiplier^(n-1)) * (1 + jitter * u),  u in [-1, 1),
-// where u is derived from (seed, event, n), so a schedule is reproducible for a given seed.
+// where u is derived from (seed, event_seq / kJitterGroup, n), so a schedule is reproducible for
+// a given seed. Events enqueued close together share their jitter: their retries fall due
+// together, as the batch a worker claims them in, and their entries in the due index sit side by
+// side (jittered one by one, each failure of a batch dirtied an index page of its own: a 10%
+// failure rate wrote 60% more to the WAL than no failures).
 struct RetryPolicy {
+  // Events whose seqs agree but for their last bits share a jitter factor.
+  static constexpr std::int64_t kJitterGroup = 256;
   // Attempts in all, the first included; after the last failed one the event is dead-lettered
   // with reason "exhausted". Must be >= 1.
   int max_attempts = 5;
