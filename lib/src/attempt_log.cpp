@@ -35,10 +35,10 @@ void append_string(std::string& out, std::string_view text) {
 
 }  // namespace
 
-void write_attempt_entry(std::string& out, int attempt, TimePoint at, std::string_view outcome,
-                         std::string_view error) {
+void write_attempt_log(std::string& out, int attempt, TimePoint at, std::string_view outcome,
+                       std::string_view error) {
   out.clear();
-  out += '[';
+  out += "[[";
   append_number(out, attempt);
   out += ',';
   append_number(out, to_millis(at));
@@ -50,7 +50,7 @@ void write_attempt_entry(std::string& out, int attempt, TimePoint at, std::strin
   } else {
     append_string(out, error);
   }
-  out += ']';
+  out += "]]";
 }
 
 }  // namespace sluice

@@ -9,9 +9,9 @@
 
 namespace sluice {
 
-// Replaces `out` with the JSON text of one entry; an empty `error` is written as null. Built by
-// hand into a reused buffer: SQLite's json_array() cost a failure a sixth of its whole price.
-void write_attempt_entry(std::string& out, int attempt, TimePoint at, std::string_view outcome,
-                         std::string_view error);
+// Replaces `out` with the JSON text of a log of one entry; an empty `error` is written as null.
+// Built by hand into a reused buffer: SQLite's json_array() cost a failure a sixth of its price.
+void write_attempt_log(std::string& out, int attempt, TimePoint at, std::string_view outcome,
+                       std::string_view error);
 
 }  // namespace sluice

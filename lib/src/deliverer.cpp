@@ -126,11 +126,11 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                        std::string(kBlocking) + " LIMIT 1"),
       write_delivery_(
           db,
-          // A failure's history entry ?13 (else NULL) is appended to the row's history.
+          // A failure's log of one entry ?13 (else NULL) is appended to the row's history.
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
           "next_attempt_at, claim_id, suspect, reason, last_error, first_failed_at, "
           "last_failed_at, scheduled_at, history) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-          "?10, ?11, ?11, ?12, '[' || ?13 || ']') "
+          "?10, ?11, ?11, ?12, ?13) "
           "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = excluded.state, "
           "attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at, "
           "scheduled_at = excluded.scheduled_at, "
@@ -139,7 +139,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
           "first_failed_at = coalesce(first_failed_at, excluded.first_failed_at), "
           "last_failed_at = coalesce(excluded.last_failed_at, last_failed_at), "
           "history = CASE WHEN ?13 IS NULL THEN history WHEN history IS NULL THEN excluded.history "
-          "ELSE json_insert(history, '$[#]', json(?13)) END"),
+          "ELSE json_insert(history, '$[#]', json_extract(?13, '$[0]')) END"),
       settle_delivery_(db,
                        "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, outcome, "
                        "earlier) SELECT ?1, ?2, ?3, ?4, ?5, history FROM sluice_deliveries "
@@ -832,7 +832,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   bind_text_or_null(s, 10, error);
   if (failed_at) {
     s.bind(11, static_cast<int64_t>(to_millis(*failed_at)));
-    write_attempt_entry(history_entry_, attempts, *failed_at, reason, error);
+    write_attempt_log(history_entry_, attempts, *failed_at, reason, error);
     s.bindNoCopy(13, history_entry_);
   } else {
     s.bind(11);
