@@ -31,8 +31,9 @@ void publish_events(nats::JetStreamClient& client, int first, int count) {
     event.key = "k" + std::to_string(i % 5);
     event.payload = "{\"i\":" + std::to_string(i) + "}";
     event.headers = {{"traceparent", "t-" + std::to_string(i)}};
-    messages.push_back({"sluice.order.placed", event.id, event.payload,
-                        nats::message_headers(event, header_texts)});
+    nats::OutgoingMessage& message =
+        messages.emplace_back("sluice.order.placed", event.id, event.payload);
+    nats::message_headers(event, message.headers, header_texts);
   }
   for (const auto& outcome : client.publish(messages, std::chrono::seconds(5)))
     REQUIRE(outcome.acknowledged());
@@ -163,7 +164,9 @@ TEST_CASE("a message that is not a sluice event is terminated and the rest still
   Broker broker;
   TempDir dir;
   publish_events(broker.client, 0, 3);
-  REQUIRE(broker.client.publish({{"sluice.stray", "stray-1", "hello", {}}}, std::chrono::seconds(5))
+  REQUIRE(broker.client
+              .publish(std::vector<nats::OutgoingMessage>{{"sluice.stray", "stray-1", "hello", {}}},
+                       std::chrono::seconds(5))
               .front()
               .acknowledged());
   publish_events(broker.client, 3, 3);

@@ -40,7 +40,7 @@ struct Batch {
 
   std::string_view keep(std::string text) { return texts.emplace_back(std::move(text)); }
   OutgoingMessage& operator[](std::size_t i) { return messages[i]; }
-  operator const std::vector<OutgoingMessage>&() const { return messages; }
+  operator std::span<const OutgoingMessage>() const { return messages; }
 };
 
 Batch messages(int count, const std::string& id_prefix) {

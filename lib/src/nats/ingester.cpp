@@ -100,9 +100,7 @@ struct Ingester::Impl {
     bool gap = false;
     {
       SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-      std::vector<NewEvent> events;
       std::vector<nats::FetchedMessage*> carriers;
-      events.reserve(messages.size());
       carriers.reserve(messages.size());
       for (auto& message : messages) {
         const std::uint64_t seq = message.stream_seq();
@@ -117,7 +115,8 @@ struct Ingester::Impl {
         }
         accept_any_next = false;
         try {
-          events.push_back(nats::event_from_message(message.get()));
+          if (carriers.size() == events.size()) events.emplace_back();
+          nats::event_from_message(message.get(), events[carriers.size()]);
           carriers.push_back(&message);
         } catch (const InvalidArgument& e) {
           not_an_event(message, e);
@@ -126,6 +125,7 @@ struct Ingester::Impl {
       }
       // One batch writes the events several to a statement; only when one of them is invalid
       // (refused before anything is written) does each go alone, to terminate just that one.
+      events.resize(carriers.size());
       std::vector<EnqueueResult> stored;
       try {
         stored = outbox.receive_batch(events);
@@ -215,6 +215,8 @@ struct Ingester::Impl {
   std::unique_ptr<nats::PullConsumer> pull_consumer;
   nats::Backoff backoff;
   std::uint64_t position = 0;
+  // The last fetch's events, whose memory the next fetch's reuse.
+  std::vector<NewEvent> events;
   // Right after a restart of delivery the first message is the stream's next one, whatever its
   // sequence (the stream may have dropped messages in between).
   bool accept_any_next = false;
