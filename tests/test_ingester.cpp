@@ -176,6 +176,23 @@ TEST_CASE("a message that is not a sluice event is terminated and the rest still
   CHECK(ingester.counters().malformed == 1);
 }
 
+TEST_CASE("an event sluice refuses is terminated alone; the rest of its fetch is stored") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 3);
+  // A sluice event in form whose payload is not JSON: refused when stored, not when read.
+  const std::vector<nats::OutgoingMessage> refused = {
+      {"sluice.order.placed", "bad-1", "not json", {{"Sluice-Topic", "order.placed"}}}};
+  REQUIRE(broker.client.publish(refused, std::chrono::seconds(5)).front().acknowledged());
+  publish_events(broker.client, 3, 3);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  poll_until(ingester, 6);
+  CHECK(ingester.counters().received == 6);
+  CHECK(ingester.counters().malformed == 1);
+  SQLite::Database db = open_database(dir.file("b.db"));
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events WHERE id = 'bad-1'").getInt() == 0);
+}
+
 TEST_CASE("a started ingester keeps ingesting across a broker restart") {
   Broker broker;
   TempDir dir;
