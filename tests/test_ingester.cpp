@@ -77,6 +77,38 @@ struct Broker {
 
 }  // namespace
 
+TEST_CASE("a message read into the event of the one before keeps nothing of that event") {
+  // No client here to open the library, which messages need.
+  REQUIRE(nats_Open(-1) == NATS_OK);
+  auto message = [](const std::vector<std::pair<const char*, const char*>>& headers) {
+    natsMsg* m = nullptr;
+    REQUIRE(natsMsg_Create(&m, "sluice.t", nullptr, "{}", 2) == NATS_OK);
+    for (const auto& [name, value] : headers) REQUIRE(natsMsgHeader_Set(m, name, value) == NATS_OK);
+    return m;
+  };
+  natsMsg* first = message({{"Nats-Msg-Id", "e-1"},
+                            {"Sluice-Topic", "t"},
+                            {"Sluice-Key", "k"},
+                            {"Sluice-Dedup-Key", "d"},
+                            {"Sluice-Not-Before", "5"},
+                            {"a", "1"},
+                            {"b", "2"}});
+  natsMsg* second =
+      message({{"Nats-Msg-Id", "e-2"}, {"Sluice-Topic", "t"}, {"b", "3"}, {"c", "4"}});
+  NewEvent event;
+  nats::event_from_message(first, event);
+  CHECK(event.headers == Headers{{"a", "1"}, {"b", "2"}});
+  CHECK(event.not_before == TimePoint(Duration(5)));
+  nats::event_from_message(second, event);
+  CHECK(event.id == "e-2");
+  CHECK(event.key.empty());
+  CHECK(event.dedup_key.empty());
+  CHECK_FALSE(event.not_before.has_value());
+  CHECK(event.headers == Headers{{"b", "3"}, {"c", "4"}});
+  natsMsg_Destroy(first);
+  natsMsg_Destroy(second);
+}
+
 TEST_CASE("each message is received with the ID from Nats-Msg-Id and acked after the commit") {
   Broker broker;
   TempDir dir;
