@@ -47,7 +47,7 @@ double plain_publish_rate(const std::string& url, const std::vector<NewEvent>& e
   // The messages, in batches of 512, are made before the clock starts: the floor is publishing
   // alone.
   std::deque<Event> sent;  // what the messages view; a deque's elements stay where they are
-  std::deque<std::string> header_texts;
+  std::deque<std::string> texts;
   std::vector<std::vector<nats::OutgoingMessage>> batches;
   for (std::size_t i = 0; i < events.size(); ++i) {
     Event& event = sent.emplace_back();
@@ -56,8 +56,9 @@ double plain_publish_rate(const std::string& url, const std::vector<NewEvent>& e
     event.key = events[i].key;
     event.headers = events[i].headers;
     if (i % 512 == 0) batches.emplace_back().reserve(512);
-    batches.back().push_back({"baseline" + round + "." + event.topic, event.id, events[i].payload,
-                              nats::message_headers(event, header_texts)});
+    nats::OutgoingMessage& message = batches.back().emplace_back(
+        texts.emplace_back("baseline" + round + "." + event.topic), event.id, events[i].payload);
+    nats::message_headers(event, message.headers, texts);
   }
   const auto start = Clock::now();
   for (const auto& batch : batches) {

@@ -40,7 +40,7 @@ struct Batch {
 
   std::string_view keep(std::string text) { return texts.emplace_back(std::move(text)); }
   OutgoingMessage& operator[](std::size_t i) { return messages[i]; }
-  operator const std::vector<OutgoingMessage>&() const { return messages; }
+  operator std::span<const OutgoingMessage>() const { return messages; }
 };
 
 Batch messages(int count, const std::string& id_prefix) {
@@ -181,6 +181,23 @@ TEST_CASE("a durable pull consumer fetches in stream order, redelivers what was 
   REQUIRE_FALSE(next.empty());
   CHECK(next.front().stream_seq() == 16);
   CHECK(next.back().stream_seq() == 30);
+}
+
+TEST_CASE("a fetched message's stream sequence is read from either form of its ack subject") {
+  // No client here to open the library, which messages need.
+  REQUIRE(nats_Open(-1) == NATS_OK);
+  auto seq_of = [](const char* reply) {
+    natsMsg* message = nullptr;
+    REQUIRE(natsMsg_Create(&message, "orders.placed", reply, "{}", 2) == NATS_OK);
+    return sluice::nats::FetchedMessage(message).stream_seq();
+  };
+  CHECK(seq_of("$JS.ACK.ORDERS.reader.1.42.7.1700000000000000000.3") == 42);
+  CHECK(seq_of("$JS.ACK._.ACCHASH.ORDERS.reader.2.43.8.1700000000000000000.0.RANDOM") == 43);
+  CHECK(seq_of("$JS.ACK.hub.ACCHASH.ORDERS.reader.2.44.8.1700000000000000000.0") == 44);
+  CHECK(seq_of("$JS.ACK.ORDERS.reader.1.x.7.1700000000000000000.3") == 0);
+  CHECK(seq_of("$JS.ACK.ORDERS.reader.1.42.7.1700000000000000000") == 0);
+  CHECK(seq_of("_INBOX.abc.1") == 0);
+  CHECK(seq_of(nullptr) == 0);
 }
 
 TEST_CASE("a 3-replica stream on a 3-node cluster keeps taking messages with one node stopped") {

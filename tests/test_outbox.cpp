@@ -143,6 +143,81 @@ TEST_CASE("receive stores the first arrival of an ID and acknowledges later ones
   CHECK(count(f.db, "sluice_events") == 1);
 }
 
+// 40 events: a statement of 32 rows, one of 8. Duplicates of an older event, of an event earlier in
+// the same statement and of one in the statement before, by ID and by dedup key.
+std::vector<NewEvent> batch_with_duplicates() {
+  std::vector<NewEvent> events;
+  for (int i = 0; i < 40; ++i)
+    events.push_back(
+        {.topic = "t", .headers = {{"n", std::to_string(i)}}, .id = "b-" + std::to_string(i)});
+  events[3].id = "old-1";
+  events[10].id = "b-5";
+  events[20].dedup_key = "op-1";
+  events[25].dedup_key = "op-1";
+  events[35].id = "b-2";
+  return events;
+}
+
+void check_batch_with_duplicates(SQLite::Database& db, const EnqueueResult& old,
+                                 const std::vector<EnqueueResult>& results) {
+  using Status = EnqueueResult::Status;
+  REQUIRE(results.size() == 40);
+  CHECK(results[3].status == Status::kDuplicateId);
+  CHECK(results[3].seq == old.seq);
+  CHECK(results[10].status == Status::kDuplicateId);
+  CHECK(results[10].seq == results[5].seq);
+  CHECK(results[25].status == Status::kDuplicateDedupKey);
+  CHECK(results[25].id == "b-20");
+  CHECK(results[25].seq == results[20].seq);
+  CHECK(results[35].status == Status::kDuplicateId);
+  CHECK(results[35].seq == results[2].seq);
+  std::int64_t previous = old.seq;
+  for (int i : {3, 10, 25, 35}) CHECK(results[i].duplicate());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].duplicate()) continue;
+    CHECK(results[i].id == "b-" + std::to_string(i));
+    CHECK(results[i].seq > previous);
+    previous = results[i].seq;
+    CHECK(find_event(db, results[i].id).seq == results[i].seq);
+    CHECK(find_event(db, results[i].id).headers.at("n") == std::to_string(i));
+  }
+  CHECK(count(db, "sluice_events") == 1 + 40 - 4);
+}
+
+TEST_CASE("enqueue_batch stores and reports duplicates as one enqueue per event would") {
+  Fixture f;
+  const auto old = f.outbox.enqueue_now({.topic = "t", .id = "old-1"});
+  SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+  const auto results = f.outbox.enqueue_batch(batch_with_duplicates());
+  tx.commit();
+  check_batch_with_duplicates(f.db, old, results);
+}
+
+TEST_CASE("receive_batch requires IDs, commits on its own and reports duplicates as receive") {
+  Fixture f;
+  CHECK_THROWS_AS(f.outbox.receive_batch({{.topic = "t", .id = "r-1"}, {.topic = "t"}}),
+                  InvalidArgument);
+  CHECK(count(f.db, "sluice_events") == 0);
+  const auto old = f.outbox.receive({.topic = "t", .id = "old-1"});
+  const auto results = f.outbox.receive_batch(batch_with_duplicates());
+  check_batch_with_duplicates(f.db, old, results);
+  const auto again = f.outbox.receive_batch(batch_with_duplicates());
+  for (std::size_t i = 0; i < again.size(); ++i) {
+    CHECK(again[i].duplicate());
+    CHECK(again[i].seq == results[i].seq);
+  }
+  CHECK(count(f.db, "sluice_events") == 1 + 40 - 4);
+}
+
+TEST_CASE("receive_batch joins the caller's transaction") {
+  Fixture f;
+  {
+    SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+    f.outbox.receive_batch({{.topic = "t", .id = "r-1"}, {.topic = "t", .id = "r-2"}});
+  }
+  CHECK(count(f.db, "sluice_events") == 0);
+}
+
 TEST_CASE("generated IDs are unique and increase in generation order") {
   const TimePoint t{std::chrono::milliseconds(1'700'000'000'000)};
   std::string previous;

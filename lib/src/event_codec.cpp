@@ -1,6 +1,7 @@
 #include "event_codec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -29,10 +30,15 @@ void check_text(const std::string& value, std::size_t max_bytes, const char* fie
 }
 
 // Printable ASCII other than the two characters JSON escapes: written as is.
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c <= 0x7e; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
+
+// One table look-up a character: four comparisons each cost twice as much for a trace header.
 bool is_plain(const std::string& text) {
-  for (unsigned char c : text)
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
-  return true;
+  return std::all_of(text.begin(), text.end(), [](unsigned char c) { return kPlain[c]; });
 }
 
 // The headers encode_headers wrote by hand: {"name":"value",...} of plain strings. Empty when

@@ -41,6 +41,10 @@ class Outbox {
   // open, else commits in its own.
   EnqueueResult receive(const NewEvent& event);
 
+  // receive() for each event in order, with the same results, several events to a statement.
+  // All events are validated before any is written.
+  std::vector<EnqueueResult> receive_batch(const std::vector<NewEvent>& events);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -67,7 +67,8 @@ class Relay {
  public:
   // Opens `path` and connects to NATS (in the background if no server answers yet). Throws
   // InvalidArgument for missing options. A stream that cannot be ensured yet is tried again
-  // before each batch; the events wait meanwhile.
+  // before each batch; the events wait meanwhile. Options::batch_size is the claim size: the relay
+  // does far better with large claims (`sluice relay` uses 8192) than with the default 512.
   Relay(const std::string& path, RelayOptions relay_options, Options options = {});
   ~Relay();
   Relay(const Relay&) = delete;

@@ -88,10 +88,20 @@ struct Ingester::Impl {
       settle_as.push_back(&m);
       if (highest == nullptr || m.stream_seq() > highest->stream_seq()) highest = &m;
     };
+    auto not_an_event = [&](nats::FetchedMessage& message, const InvalidArgument& e) {
+      ++malformed;
+      handled(to_terminate, message);
+      log_to(options, LogLevel::kError, "ingester: message is not a sluice event, terminated",
+             {{"durable", ingester_options.durable},
+              {"stream_seq", std::to_string(message.stream_seq())},
+              {"error", e.what()}});
+    };
     std::uint64_t new_position = position;
     bool gap = false;
     {
       SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+      std::vector<nats::FetchedMessage*> carriers;
+      carriers.reserve(messages.size());
       for (auto& message : messages) {
         const std::uint64_t seq = message.stream_seq();
         if (seq != 0 && seq <= new_position) {
@@ -105,18 +115,32 @@ struct Ingester::Impl {
         }
         accept_any_next = false;
         try {
-          EnqueueResult stored = outbox.receive(nats::event_from_message(message.get()));
-          ++(stored.duplicate() ? result.duplicates : result.received);
-          handled(to_ack, message);
+          if (carriers.size() == events.size()) events.emplace_back();
+          nats::event_from_message(message.get(), events[carriers.size()]);
+          carriers.push_back(&message);
         } catch (const InvalidArgument& e) {
-          ++malformed;
-          handled(to_terminate, message);
-          log_to(options, LogLevel::kError, "ingester: message is not a sluice event, terminated",
-                 {{"durable", ingester_options.durable},
-                  {"stream_seq", std::to_string(seq)},
-                  {"error", e.what()}});
+          not_an_event(message, e);
         }
         new_position = seq;
+      }
+      // One batch writes the events several to a statement; only when one of them is invalid
+      // (refused before anything is written) does each go alone, to terminate just that one.
+      events.resize(carriers.size());
+      std::vector<EnqueueResult> stored;
+      try {
+        stored = outbox.receive_batch(events);
+      } catch (const InvalidArgument&) {
+        stored.clear();
+      }
+      for (std::size_t i = 0; i < carriers.size(); ++i) {
+        try {
+          const bool duplicate =
+              i < stored.size() ? stored[i].duplicate() : outbox.receive(events[i]).duplicate();
+          ++(duplicate ? result.duplicates : result.received);
+          handled(to_ack, *carriers[i]);
+        } catch (const InvalidArgument& e) {
+          not_an_event(*carriers[i], e);
+        }
       }
       SQLite::Statement save(db,
                              "INSERT INTO sluice_nats_positions (stream, durable, stream_seq)"
@@ -191,6 +215,8 @@ struct Ingester::Impl {
   std::unique_ptr<nats::PullConsumer> pull_consumer;
   nats::Backoff backoff;
   std::uint64_t position = 0;
+  // The last fetch's events, whose memory the next fetch's reuse.
+  std::vector<NewEvent> events;
   // Right after a restart of delivery the first message is the stream's next one, whatever its
   // sequence (the stream may have dropped messages in between).
   bool accept_any_next = false;

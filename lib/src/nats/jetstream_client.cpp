@@ -39,14 +39,15 @@ bool is_permanent_jetstream_error(jsErrCode code) {
 
 // NATS subjects are dot-separated non-empty tokens without whitespace; a publish subject may not
 // hold the wildcards * and >.
-std::string subject_problem(const std::string& subject) {
+std::string subject_problem(std::string_view subject) {
   if (subject.empty()) return "empty subject";
+  auto quoted = [&] { return "subject '" + std::string(subject) + "'"; };
   if (subject.front() == '.' || subject.back() == '.' || subject.find("..") != std::string::npos)
-    return "subject '" + subject + "' has an empty token";
+    return quoted() + " has an empty token";
   for (char c : subject) {
-    if (c == '*' || c == '>') return "subject '" + subject + "' holds a wildcard";
+    if (c == '*' || c == '>') return quoted() + " holds a wildcard";
     if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
-      return "subject '" + subject + "' holds whitespace or a control character";
+      return quoted() + " holds whitespace or a control character";
   }
   return {};
 }
@@ -186,7 +187,7 @@ void JetStreamClient::record_ack(natsMsg* msg, jsPubAck* ack, jsPubAckErr* error
   if (batch_->index_by_message.empty()) ack_arrived_.notify_all();
 }
 
-std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingMessage>& messages,
+std::vector<PublishOutcome> JetStreamClient::publish(std::span<const OutgoingMessage> messages,
                                                      Duration ack_timeout) {
   std::lock_guard publishing(publish_mutex_);
   PendingBatch batch;
@@ -204,6 +205,7 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
   jsPubOptions publish_options;
   jsPubOptions_Init(&publish_options);
   publish_options.MaxWait = to_ms(ack_timeout);
+  std::string subject_text;
   std::string name_text;
   std::string value_text;
   for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -216,9 +218,9 @@ std::vector<PublishOutcome> JetStreamClient::publish(const std::vector<OutgoingM
       continue;
     }
     natsMsg* msg = nullptr;
-    natsStatus status = natsMsg_Create(&msg, message.subject.c_str(), nullptr, message.data.data(),
-                                       static_cast<int>(message.data.size()));
     // libnats takes C strings; these buffers keep their capacity from one message to the next.
+    natsStatus status = natsMsg_Create(&msg, subject_text.assign(message.subject).c_str(), nullptr,
+                                       message.data.data(), static_cast<int>(message.data.size()));
     if (status == NATS_OK)
       status = natsMsgHeader_Set(msg, kMsgIdHeader, value_text.assign(message.msg_id).c_str());
     for (const auto& [name, value] : message.headers) {
@@ -266,12 +268,12 @@ void JetStreamClient::abandon_outstanding(PendingBatch& batch, Duration ack_time
 
 // JetStream answers "no responders" both while a stream leader is being elected and when no
 // stream takes the subject at all; only the second is permanent, so ask which it is.
-void JetStreamClient::classify_no_responders(const std::vector<OutgoingMessage>& messages,
+void JetStreamClient::classify_no_responders(std::span<const OutgoingMessage> messages,
                                              std::vector<PublishOutcome>& outcomes) {
   std::unordered_map<std::string, std::optional<bool>> has_stream;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].error != "no responders") continue;
-    const std::string& subject = messages[i].subject;
+    const std::string subject(messages[i].subject);
     auto found = has_stream.find(subject);
     if (found == has_stream.end())
       found = has_stream.emplace(subject, subject_has_stream(subject)).first;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,11 +63,11 @@ struct StreamSpec {
 // A NATS header as views of its name and value.
 using HeaderView = std::pair<std::string_view, std::string_view>;
 
-// One message to publish. It views its ID, body and headers rather than copying them (copies of
-// each event's payload and headers were a good part of a relay's time): what they view must
-// outlive publish().
+// One message to publish. It views its subject, ID, body and headers rather than copying them
+// (copies of each event's payload and headers were a good part of a relay's time): what they view
+// must outlive publish().
 struct OutgoingMessage {
-  std::string subject;
+  std::string_view subject;
   // Sent as Nats-Msg-Id, the key of JetStream's duplicate window.
   std::string_view msg_id;
   std::string_view data;
@@ -108,7 +109,7 @@ class JetStreamClient {
   // Publishes every message in order, keeping at most max_outstanding_acks unacknowledged, and
   // waits until each is acknowledged, refused or older than `ack_timeout`. One outcome per
   // message, in order. Never throws for a broker failure: that is an outcome.
-  std::vector<PublishOutcome> publish(const std::vector<OutgoingMessage>& messages,
+  std::vector<PublishOutcome> publish(std::span<const OutgoingMessage> messages,
                                       Duration ack_timeout);
 
   // Whether some stream listens on `subject`; nullopt when JetStream did not answer.
@@ -124,7 +125,7 @@ class JetStreamClient {
                              void* closure);
   void record_ack(natsMsg* msg, jsPubAck* ack, jsPubAckErr* error);
   void abandon_outstanding(PendingBatch& batch, Duration ack_timeout);
-  void classify_no_responders(const std::vector<OutgoingMessage>& messages,
+  void classify_no_responders(std::span<const OutgoingMessage> messages,
                               std::vector<PublishOutcome>& outcomes);
 
   ConnectionSettings settings_;

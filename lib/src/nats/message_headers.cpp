@@ -15,16 +15,17 @@ bool has_reserved_prefix(const char* name) {
   return strncasecmp(name, "Nats-", 5) == 0 || strncasecmp(name, "Sluice-", 7) == 0;
 }
 
-std::string header_value(natsMsg* message, const char* name) {
+const char* header_value(natsMsg* message, const char* name) {
   const char* value = nullptr;
-  if (natsMsgHeader_Get(message, name, &value) != NATS_OK || value == nullptr) return {};
+  if (natsMsgHeader_Get(message, name, &value) != NATS_OK || value == nullptr) return "";
   return value;
 }
 
 }  // namespace
 
-std::vector<HeaderView> message_headers(const Event& event, std::deque<std::string>& texts) {
-  std::vector<HeaderView> headers;
+void message_headers(const Event& event, std::vector<HeaderView>& headers,
+                     std::deque<std::string>& texts) {
+  headers.clear();
   headers.reserve(event.headers.size() + 4);
   for (const auto& [name, value] : event.headers) headers.emplace_back(name, value);
   headers.emplace_back(kTopicHeader, event.topic);
@@ -34,7 +35,6 @@ std::vector<HeaderView> message_headers(const Event& event, std::deque<std::stri
     texts.push_back(std::to_string(event.not_before->time_since_epoch().count()));
     headers.emplace_back(kNotBeforeHeader, texts.back());
   }
-  return headers;
 }
 
 std::string header_problem(const std::vector<HeaderView>& headers) {
@@ -59,9 +59,16 @@ std::string reserved_header_problem(const Headers& headers) {
   return {};
 }
 
-NewEvent event_from_message(natsMsg* message) {
-  NewEvent event;
-  std::string not_before;
+void event_from_message(natsMsg* message, NewEvent& event) {
+  event.id.clear();
+  event.topic.clear();
+  event.key.clear();
+  event.dedup_key.clear();
+  event.not_before.reset();
+  const char* not_before = nullptr;
+  // The event's own headers are assigned into the nodes `event` has already, which a stream of
+  // events with the same header names all reuse; the names not seen again are erased at the end.
+  std::size_t own_headers = 0;
   // One pass over the names the message has: looking each known header up by name paid for the
   // absent ones too, and looked the event's own headers up twice.
   const char** names = nullptr;
@@ -69,29 +76,36 @@ NewEvent event_from_message(natsMsg* message) {
   if (natsMsgHeader_Keys(message, &names, &count) == NATS_OK) {
     for (int i = 0; i < count; ++i) {
       const char* name = names[i];
-      std::string value = header_value(message, name);
+      const char* value = header_value(message, name);
       if (std::strcmp(name, "Nats-Msg-Id") == 0) {
-        event.id = std::move(value);
+        event.id.assign(value);
       } else if (std::strcmp(name, kTopicHeader) == 0) {
-        event.topic = std::move(value);
+        event.topic.assign(value);
       } else if (std::strcmp(name, kKeyHeader) == 0) {
-        event.key = std::move(value);
+        event.key.assign(value);
       } else if (std::strcmp(name, kDedupKeyHeader) == 0) {
-        event.dedup_key = std::move(value);
+        event.dedup_key.assign(value);
       } else if (std::strcmp(name, kNotBeforeHeader) == 0) {
-        not_before = std::move(value);
+        not_before = value;
       } else if (!has_reserved_prefix(name)) {
-        event.headers.emplace(name, std::move(value));
+        ++own_headers;
+        auto [header, added] = event.headers.try_emplace(name, value);
+        if (!added) header->second.assign(value);
       }
     }
     std::free(names);
+  }
+  if (event.headers.size() > own_headers) {
+    std::erase_if(event.headers, [&](const auto& header) {
+      const char* value = nullptr;
+      return natsMsgHeader_Get(message, header.first.c_str(), &value) != NATS_OK;
+    });
   }
   if (event.id.empty() || event.topic.empty())
     throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
                           "': no Nats-Msg-Id or Sluice-Topic header, not a relayed sluice event");
   event.payload.assign(natsMsg_GetData(message), natsMsg_GetDataLength(message));
-  if (!not_before.empty()) event.not_before = TimePoint(Duration(std::atoll(not_before.c_str())));
-  return event;
+  if (not_before != nullptr && *not_before != '\0')
+    event.not_before = TimePoint(Duration(std::atoll(not_before)));
 }
-
 }  // namespace sluice::nats

@@ -19,10 +19,12 @@ inline constexpr const char* kKeyHeader = "Sluice-Key";
 inline constexpr const char* kDedupKeyHeader = "Sluice-Dedup-Key";
 inline constexpr const char* kNotBeforeHeader = "Sluice-Not-Before";
 
-// The NATS headers carrying `event` (Nats-Msg-Id is set by the publisher), as views of its
-// strings. A value with no string of its own (the not-before time) is appended to `texts`. The
-// event and `texts` must outlive the views.
-std::vector<HeaderView> message_headers(const Event& event, std::deque<std::string>& texts);
+// Makes `headers` the NATS headers carrying `event` (Nats-Msg-Id is set by the publisher), as
+// views of its strings; a vector kept from one message to the next keeps its capacity. A value
+// with no string of its own (the not-before time) is appended to `texts`. The event and `texts`
+// must outlive the views.
+void message_headers(const Event& event, std::vector<HeaderView>& headers,
+                     std::deque<std::string>& texts);
 
 // Why these headers cannot be sent as NATS headers, or empty if they can: names may not hold ':'
 // or whitespace, values may not hold line breaks.
@@ -33,8 +35,9 @@ std::string header_problem(const std::vector<HeaderView>& headers);
 // does for any message.
 std::string reserved_header_problem(const Headers& headers);
 
-// The event a relayed message carries. Throws InvalidArgument if it lacks Nats-Msg-Id or
-// Sluice-Topic.
-NewEvent event_from_message(natsMsg* message);
+// Makes `event` the event a relayed message carries, reusing the memory of what `event` held
+// (a fetch's events are read into the last fetch's). Throws InvalidArgument if it lacks
+// Nats-Msg-Id or Sluice-Topic.
+void event_from_message(natsMsg* message, NewEvent& event);
 
 }  // namespace sluice::nats

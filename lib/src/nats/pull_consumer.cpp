@@ -1,5 +1,8 @@
 #include "pull_consumer.hpp"
 
+#include <array>
+#include <charconv>
+#include <string_view>
 #include <utility>
 
 namespace sluice::nats {
@@ -9,15 +12,36 @@ std::string js_detail(jsErrCode code) {
   return "JetStream error " + std::to_string(code) + ": " + nats_GetLastError(nullptr);
 }
 
+// The stream sequence in a JetStream message's reply subject, 0 if it has none. The subject is
+// $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>, or (newer
+// servers) has <domain>.<account hash> before the stream and more tokens after the pending count.
+// Read here rather than by natsMsg_GetMetaData, which copies the stream and consumer names into a
+// structure of its own for every message.
+std::uint64_t stream_seq_of(const char* reply) {
+  constexpr std::string_view kPrefix = "$JS.ACK.";
+  if (reply == nullptr) return 0;
+  std::string_view rest(reply);
+  if (!rest.starts_with(kPrefix)) return 0;
+  rest.remove_prefix(kPrefix.size());
+  std::array<std::string_view, 9> tokens;
+  std::size_t count = 0;
+  while (count < tokens.size()) {
+    const std::size_t dot = rest.find('.');
+    tokens[count++] = rest.substr(0, dot);
+    if (dot == std::string_view::npos) break;
+    rest.remove_prefix(dot + 1);
+  }
+  if (count != 7 && count != 9) return 0;
+  const std::string_view seq = tokens[count == 7 ? 3 : 5];
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(seq.data(), seq.data() + seq.size(), value);
+  return error == std::errc() && end == seq.data() + seq.size() ? value : 0;
+}
+
 }  // namespace
 
-FetchedMessage::FetchedMessage(natsMsg* message) : message_(message) {
-  jsMsgMetaData* meta = nullptr;
-  if (natsMsg_GetMetaData(&meta, message_) == NATS_OK) {
-    stream_seq_ = meta->Sequence.Stream;
-    jsMsgMetaData_Destroy(meta);
-  }
-}
+FetchedMessage::FetchedMessage(natsMsg* message)
+    : message_(message), stream_seq_(stream_seq_of(natsMsg_GetReply(message))) {}
 
 FetchedMessage::~FetchedMessage() { natsMsg_Destroy(message_); }
 
@@ -106,6 +130,7 @@ std::vector<FetchedMessage> PullConsumer::fetch(int batch, Duration wait) {
   jsErrCode code = static_cast<jsErrCode>(0);
   natsStatus status = natsSubscription_Fetch(&list, subscription_, batch, wait.count(), &code);
   std::vector<FetchedMessage> messages;
+  messages.reserve(static_cast<std::size_t>(list.Count));
   for (int i = 0; i < list.Count; ++i) {
     messages.emplace_back(list.Msgs[i]);
     list.Msgs[i] = nullptr;

@@ -1,8 +1,12 @@
 #include "sluice/relay.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
+#include <memory_resource>
+#include <span>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "../log_to.hpp"
@@ -67,10 +71,15 @@ struct Relay::Impl {
           [this](const std::vector<Event>& events) { return relay(events); }, consumer_options);
   }
 
-  std::string subject_of(const Event& event) const {
-    if (relay_options.subject_for) return relay_options.subject_for(event);
-    return relay_options.subject_prefix.empty() ? event.topic
-                                                : relay_options.subject_prefix + "." + event.topic;
+  // Subjects are made once per topic; subject_for's go in `texts`, which outlives the publish.
+  std::string_view subject_of(const Event& event, std::deque<std::string>& texts) {
+    if (relay_options.subject_for) return texts.emplace_back(relay_options.subject_for(event));
+    auto [subject, added] = subjects.try_emplace(event.topic);
+    if (added)
+      subject->second = relay_options.subject_prefix.empty()
+                            ? event.topic
+                            : relay_options.subject_prefix + "." + event.topic;
+    return subject->second;
   }
 
   // Creating the stream waits for the broker when the relay started while it was down.
@@ -86,9 +95,10 @@ struct Relay::Impl {
   }
 
   // Publishes in rounds: each round sends at most one event per key, so a later event of a key
-  // is never stored before an earlier one that failed. Unkeyed events all go in the first round.
+  // is never stored before an earlier one that failed.
   std::vector<Outcome> relay(const std::vector<Event>& events) {
     std::vector<Outcome> outcomes(events.size());
+    sent.resize(events.size());
     std::optional<Duration> broker_delay;
     std::string first_broker_error;
     auto broker_failed = [&](const std::string& error) {
@@ -109,41 +119,49 @@ struct Relay::Impl {
       return outcomes;
     }
 
-    // Views of the events' keys, which outlive both sets.
-    std::unordered_set<std::string_view> held_keys;
-    std::vector<std::size_t> remaining(events.size());
-    for (std::size_t i = 0; i < events.size(); ++i) remaining[i] = i;
-    while (!remaining.empty()) {
-      std::vector<std::size_t> round;
-      std::vector<std::size_t> later;
-      round.reserve(remaining.size());
-      std::unordered_set<std::string_view> keys_in_round;
-      keys_in_round.reserve(remaining.size());
-      for (std::size_t i : remaining) {
-        const std::string& key = events[i].key;
-        if (!key.empty() && held_keys.count(key)) {
+    // An event's round is the number of events of its key before it in the batch: each round
+    // sends at most one event per key. Unkeyed events all go in the first round. Keys are views of
+    // the events' keys, which outlive the maps; the maps' nodes come from one arena per batch.
+    std::pmr::monotonic_buffer_resource arena;
+    std::pmr::unordered_map<std::string_view, std::size_t> events_of_key(&arena);
+    std::pmr::unordered_set<std::string_view> held_keys(&arena);
+    round_of.assign(events.size(), 0);
+    std::size_t last_round = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (events[i].key.empty()) continue;
+      round_of[i] = events_of_key[events[i].key]++;
+      last_round = std::max(last_round, round_of[i]);
+    }
+    std::deque<std::string> texts;
+    for (std::size_t r = 0; r <= last_round; ++r) {
+      std::size_t count = 0;
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        if (round_of[i] != r) continue;
+        const Event& event = events[i];
+        if (!event.key.empty() && held_keys.count(event.key)) {
           outcomes[i] = Outcome::snooze(broker_delay.value_or(relay_options.min_backoff));
-        } else if (!key.empty() && !keys_in_round.insert(key).second) {
-          later.push_back(i);
-        } else if (std::string problem = nats::reserved_header_problem(events[i].headers);
+        } else if (std::string problem = nats::reserved_header_problem(event.headers);
                    !problem.empty()) {
-          outcomes[i] = reject(events[i], problem);
-          if (!key.empty()) held_keys.insert(key);
+          outcomes[i] = reject(event, problem);
+          if (!event.key.empty()) held_keys.insert(event.key);
         } else {
-          round.push_back(i);
+          // Messages are kept from one round and batch to the next, and their header vectors
+          // with them, so that a message costs no allocation of its own.
+          if (count == messages.size()) messages.emplace_back();
+          nats::OutgoingMessage& message = messages[count];
+          message.subject = subject_of(event, texts);
+          message.msg_id = event.id;
+          message.data = event.payload;
+          nats::message_headers(event, message.headers, texts);
+          sent[count++] = i;
         }
       }
-      std::vector<nats::OutgoingMessage> messages;
-      messages.reserve(round.size());
-      std::deque<std::string> header_texts;
-      for (std::size_t i : round)
-        messages.push_back({subject_of(events[i]), events[i].id, events[i].payload,
-                            nats::message_headers(events[i], header_texts)});
+      if (count == 0) continue;
       std::vector<nats::PublishOutcome> published_outcomes =
-          client.publish(messages, relay_options.ack_timeout);
-      for (std::size_t r = 0; r < round.size(); ++r) {
-        const std::size_t i = round[r];
-        const nats::PublishOutcome& result = published_outcomes[r];
+          client.publish(std::span(messages.data(), count), relay_options.ack_timeout);
+      for (std::size_t m = 0; m < count; ++m) {
+        const std::size_t i = sent[m];
+        const nats::PublishOutcome& result = published_outcomes[m];
         if (result.acknowledged()) {
           ++published;
           if (result.kind == nats::PublishOutcome::Kind::kDuplicate) ++duplicates;
@@ -154,7 +172,6 @@ struct Relay::Impl {
                           : broker_failed(result.error);
         if (!events[i].key.empty()) held_keys.insert(events[i].key);
       }
-      remaining = std::move(later);
     }
     if (broker_delay) {
       report_broker_trouble(first_broker_error, *broker_delay, events.size());
@@ -195,6 +212,10 @@ struct Relay::Impl {
   bool stream_ready = false;
   // Touched only by the relay's batch handler, which never runs twice at once.
   nats::Backoff backoff;
+  std::unordered_map<std::string, std::string> subjects;  // by topic
+  std::vector<nats::OutgoingMessage> messages;
+  std::vector<std::size_t> round_of;  // by event of the batch
+  std::vector<std::size_t> sent;      // the event each message of a round carries
   bool broker_was_failing = false;
   std::atomic<long long> published{0};
   std::atomic<long long> duplicates{0};
