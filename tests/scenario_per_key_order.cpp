@@ -59,6 +59,21 @@ TEST_CASE("an event waiting for its retry holds back only later events of its ke
                                               "\"a3\"", "\"a4\""});
 }
 
+TEST_CASE("a delayed event holds back the later events of its key claimed with it") {
+  Fixture f;
+  OrderedRun run(f);
+  f.outbox.enqueue_now(
+      {.topic = "t", .payload = "\"a1\"", .key = "A", .not_before = f.clock->now() + seconds(5)});
+  run.publish("A", "a2");
+  run.publish("B", "b1");
+  run.publish("A", "a3");
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"b1\""});
+  f.clock->advance(seconds(5));
+  run.worker.run_until_idle();
+  CHECK(run.order == std::vector<std::string>{"\"b1\"", "\"a1\"", "\"a2\"", "\"a3\""});
+}
+
 TEST_CASE("a dead letter parks its key until discarded; other keys keep flowing") {
   Fixture f;
   OrderedRun run(f);

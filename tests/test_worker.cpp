@@ -256,6 +256,35 @@ TEST_CASE("a batch handler gets many events at once and its outcomes are applied
                   InvalidArgument);
 }
 
+TEST_CASE("an outside batch marks its delivered events seen; a mark already there counts once") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe_batch("relay", "t",
+                         [](const std::vector<Event>& events) {
+                           std::vector<Outcome> outcomes;
+                           for (const Event& e : events) {
+                             outcomes.push_back(e.payload == R"({"bad":true})"
+                                                    ? Outcome::permanent("rejected")
+                                                    : Outcome::done());
+                           }
+                           return outcomes;
+                         },
+                         {.mode = DeliveryMode::kOutsideTransaction});
+  std::string seen_before;
+  for (int i = 0; i < 100; ++i) {
+    const std::string id = f.publish("t", i == 70 ? R"({"bad":true})" : "{}").id;
+    if (i == 40) seen_before = id;
+  }
+  f.db.exec("INSERT INTO sluice_inbox (consumer_id, event_id, delivered_at) SELECT id, '" +
+            seen_before + "', 0 FROM sluice_consumers WHERE name = 'relay'");
+  const DrainResult result = worker.run_until_idle();
+  CHECK(result.delivered == 98);
+  CHECK(result.dead_lettered == 1);
+  CHECK(count(f.db, "sluice_inbox") == 99);
+  CHECK(count(f.db, "sluice_inbox", "delivered_at > 0") == 98);
+  CHECK(consumer_stats(f.db, f.options).at(0).delivered_total == 98);
+}
+
 namespace {
 
 // Holds the file's write lock from its own thread and connection, on request.

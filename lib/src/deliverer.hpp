@@ -94,6 +94,10 @@ class Deliverer {
   // Adds up to `room` events past the consumer's `cursor` to the claim (holding back delayed and
   // key-blocked ones), and moves the cursor and the claim's end past what it read.
   void claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room, Claim& claim);
+  // Whether any delivery row of `spec` holds back later events of its key.
+  bool any_key_held(const ConsumerSpec& spec);
+  // Whether an earlier event of the item's key holds it back.
+  bool key_blocked(const ConsumerSpec& spec, const ClaimedItem& item);
   // Tops up a claim in hand with fresh events to batch_size unfinished items.
   void extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
@@ -151,6 +155,8 @@ class Deliverer {
   void settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,
                        const char* outcome);
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
+  // Marks the events of fresh_done_ seen and counts the new marks as delivered.
+  void mark_fresh_seen(const ConsumerSpec& spec, TimePoint now, StepResult& result);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
   // Upserts the (event, consumer) row; a failure (`failed_at` set) is added to its history.
   // `scheduled_at` is when a backoff started (see schema.cpp).
@@ -176,6 +182,8 @@ class Deliverer {
   HandlerThread handler_thread_;
   std::vector<ClaimedItem> spare_items_;  // empty, kept for its capacity
   std::string history_entry_;             // write_delivery's buffer
+  // An outside step's delivered fresh items, whose seen marks are written together.
+  std::vector<const std::string*> fresh_done_;
 
   SQLite::Statement has_work_;
   SQLite::Statement newest_seq_;
@@ -192,11 +200,13 @@ class Deliverer {
   SQLite::Statement due_suspects_;
   SQLite::Statement mark_claimed_;
   SQLite::Statement fresh_events_;
+  SQLite::Statement any_key_held_;
   SQLite::Statement key_blocked_;
   SQLite::Statement write_delivery_;
   SQLite::Statement settle_delivery_;
   SQLite::Statement delete_delivery_;
   SQLite::Statement insert_inbox_;
+  SQLite::Statement insert_inbox_many_;
   SQLite::Statement find_inbox_;
   SQLite::Statement add_counters_;
   SQLite::Statement next_due_;
