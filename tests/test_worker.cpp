@@ -228,6 +228,16 @@ TEST_CASE("an outside-transaction consumer runs with no transaction and is marke
   CHECK(sent.size() == 2);
 }
 
+// A batch handler's outcomes: the events whose payload is {"bad":true} rejected for good.
+std::vector<Outcome> rejecting_bad(const std::vector<Event>& events) {
+  std::vector<Outcome> outcomes;
+  for (const Event& e : events) {
+    outcomes.push_back(e.payload == R"({"bad":true})" ? Outcome::permanent("rejected")
+                                                      : Outcome::done());
+  }
+  return outcomes;
+}
+
 TEST_CASE("a batch handler gets many events at once and its outcomes are applied per event") {
   Fixture f;
   Worker worker(f.db, f.options);
@@ -235,13 +245,7 @@ TEST_CASE("a batch handler gets many events at once and its outcomes are applied
   worker.subscribe_batch("relay", "t",
                          [&](const std::vector<Event>& events) {
                            batch_sizes.push_back(events.size());
-                           std::vector<Outcome> outcomes;
-                           for (const Event& e : events) {
-                             outcomes.push_back(e.payload == R"({"bad":true})"
-                                                    ? Outcome::permanent("rejected")
-                                                    : Outcome::done());
-                           }
-                           return outcomes;
+                           return rejecting_bad(events);
                          },
                          {.mode = DeliveryMode::kOutsideTransaction});
   for (int i = 0; i < 20; ++i) f.publish("t", i == 7 ? R"({"bad":true})" : "{}");
@@ -259,17 +263,7 @@ TEST_CASE("a batch handler gets many events at once and its outcomes are applied
 TEST_CASE("an outside batch marks its delivered events seen; a mark already there counts once") {
   Fixture f;
   Worker worker(f.db, f.options);
-  worker.subscribe_batch("relay", "t",
-                         [](const std::vector<Event>& events) {
-                           std::vector<Outcome> outcomes;
-                           for (const Event& e : events) {
-                             outcomes.push_back(e.payload == R"({"bad":true})"
-                                                    ? Outcome::permanent("rejected")
-                                                    : Outcome::done());
-                           }
-                           return outcomes;
-                         },
-                         {.mode = DeliveryMode::kOutsideTransaction});
+  worker.subscribe_batch("relay", "t", rejecting_bad, {.mode = DeliveryMode::kOutsideTransaction});
   std::string seen_before;
   for (int i = 0; i < 100; ++i) {
     const std::string id = f.publish("t", i == 70 ? R"({"bad":true})" : "{}").id;
