@@ -228,6 +228,8 @@ TEST_CASE("an outside-transaction consumer runs with no transaction and is marke
   CHECK(sent.size() == 2);
 }
 
+namespace {
+
 // A batch handler's outcomes: the events whose payload is {"bad":true} rejected for good.
 std::vector<Outcome> rejecting_bad(const std::vector<Event>& events) {
   std::vector<Outcome> outcomes;
@@ -237,6 +239,8 @@ std::vector<Outcome> rejecting_bad(const std::vector<Event>& events) {
   }
   return outcomes;
 }
+
+}  // namespace
 
 TEST_CASE("a batch handler gets many events at once and its outcomes are applied per event") {
   Fixture f;
