@@ -14,6 +14,7 @@
 #include "jetstream_client.hpp"
 #include "message_headers.hpp"
 #include "pull_consumer.hpp"
+#include "renewing_client.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sluice/outbox.hpp"
@@ -44,7 +45,7 @@ struct Ingester::Impl {
         options(std::move(options_in)),
         db(open_database(path, options)),
         outbox(db, options),
-        client(connection_settings(ingester_options)),
+        connection(connection_settings(ingester_options)),
         backoff(ingester_options.min_backoff, ingester_options.max_backoff) {
     SQLite::Statement query(db,
                             "SELECT stream_seq FROM sluice_nats_positions"
@@ -56,7 +57,7 @@ struct Ingester::Impl {
 
   nats::PullConsumer& consumer() {
     if (!pull_consumer) {
-      if (!client.connected())
+      if (!connection.connected())
         throw nats::NatsError("connect to " + ingester_options.nats_url,
                               NATS_CONNECTION_DISCONNECTED);
       nats::PullConsumerSpec spec;
@@ -64,7 +65,7 @@ struct Ingester::Impl {
       spec.durable = ingester_options.durable;
       spec.ack_wait = ingester_options.ack_wait;
       spec.max_ack_pending = ingester_options.fetch_batch * 4;
-      pull_consumer = std::make_unique<nats::PullConsumer>(client, spec);
+      pull_consumer = std::make_unique<nats::PullConsumer>(connection.client(), spec);
     }
     return *pull_consumer;
   }
@@ -211,7 +212,8 @@ struct Ingester::Impl {
   Options options;
   SQLite::Database db;
   Outbox outbox;
-  nats::JetStreamClient client;
+  // Replaced only while no pull consumer is built on it.
+  nats::RenewingClient connection;
   std::unique_ptr<nats::PullConsumer> pull_consumer;
   nats::Backoff backoff;
   std::uint64_t position = 0;

@@ -13,6 +13,7 @@
 #include "backoff.hpp"
 #include "jetstream_client.hpp"
 #include "message_headers.hpp"
+#include "renewing_client.hpp"
 #include "sluice/error.hpp"
 
 namespace sluice {
@@ -53,11 +54,11 @@ struct Relay::Impl {
   Impl(const std::string& path, RelayOptions relay_options_in, Options options_in)
       : relay_options(std::move(relay_options_in)),
         options(std::move(options_in)),
-        client(connection_settings(relay_options)),
+        connection(connection_settings(relay_options)),
         backoff(relay_options.min_backoff, relay_options.max_backoff),
         worker(path, options) {
     std::string error;
-    if (client.connected() && !ensure_stream(error))
+    if (connection.connected() && !ensure_stream(error))
       log_to(options, LogLevel::kWarn, "relay: cannot ensure the stream yet, will try again",
              {{"stream", relay_options.stream}, {"error", error}});
     ConsumerOptions consumer_options;
@@ -86,7 +87,7 @@ struct Relay::Impl {
   bool ensure_stream(std::string& error) {
     if (stream_ready || !relay_options.ensure_stream) return true;
     try {
-      client.ensure_stream(stream_spec(relay_options));
+      connection.client().ensure_stream(stream_spec(relay_options));
       stream_ready = true;
     } catch (const Error& e) {
       error = e.what();
@@ -111,7 +112,7 @@ struct Relay::Impl {
     };
 
     std::string unavailable;
-    if (!client.connected()) unavailable = "not connected to NATS at " + relay_options.nats_url;
+    if (!connection.connected()) unavailable = "not connected to NATS at " + relay_options.nats_url;
     if (unavailable.empty() && !ensure_stream(unavailable)) unavailable += " (ensuring stream)";
     if (!unavailable.empty()) {
       for (auto& outcome : outcomes) outcome = broker_failed(unavailable);
@@ -158,7 +159,7 @@ struct Relay::Impl {
       }
       if (count == 0) continue;
       std::vector<nats::PublishOutcome> published_outcomes =
-          client.publish(std::span(messages.data(), count), relay_options.ack_timeout);
+          connection.client().publish(std::span(messages.data(), count), relay_options.ack_timeout);
       for (std::size_t m = 0; m < count; ++m) {
         const std::size_t i = sent[m];
         const nats::PublishOutcome& result = published_outcomes[m];
@@ -208,7 +209,7 @@ struct Relay::Impl {
 
   RelayOptions relay_options;
   Options options;
-  nats::JetStreamClient client;
+  nats::RenewingClient connection;
   bool stream_ready = false;
   // Touched only by the relay's batch handler, which never runs twice at once.
   nats::Backoff backoff;
