@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "attempt_log.hpp"
+#include "bind_text.hpp"
 #include "crash_point.hpp"
 #include "event_codec.hpp"
 #include "rewind.hpp"
@@ -46,14 +47,6 @@ bool is_storage_failure(int code) {
       return true;
     default:
       return false;
-  }
-}
-
-void bind_text_or_null(SQLite::Statement& statement, int index, const std::string& value) {
-  if (value.empty()) {
-    statement.bind(index);
-  } else {
-    statement.bindNoCopy(index, value);
   }
 }
 
@@ -616,7 +609,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
           apply_outcome(spec, item, outcome, now, committed);
         }
       }
-      mark_fresh_seen(spec, now, committed);
+      mark_fresh_seen(spec, fresh_done_, now, committed);
       claim.next = group.end;
       if (extend) extend_claim(spec, claim, now);
       next = commit_step(tx, spec, claim, group.start, stopping, now, committed);
@@ -848,20 +841,22 @@ bool Deliverer::mark_seen(std::int64_t consumer_id, const std::string& event_id,
   return db_.getChanges() > 0;
 }
 
-void Deliverer::mark_fresh_seen(const ConsumerSpec& spec, TimePoint now, StepResult& result) {
+void Deliverer::mark_fresh_seen(const ConsumerSpec& spec,
+                                const std::vector<const std::string*>& event_ids, TimePoint now,
+                                StepResult& result) {
   std::size_t at = 0;
-  for (; fresh_done_.size() - at >= kSeenMarksPerInsert; at += kSeenMarksPerInsert) {
+  for (; event_ids.size() - at >= kSeenMarksPerInsert; at += kSeenMarksPerInsert) {
     rewind(insert_inbox_many_);
     insert_inbox_many_.bind(1, static_cast<int64_t>(spec.id));
     insert_inbox_many_.bind(2, static_cast<int64_t>(to_millis(now)));
     for (std::size_t r = 0; r < kSeenMarksPerInsert; ++r)
-      insert_inbox_many_.bindNoCopy(static_cast<int>(r) + 3, *fresh_done_[at + r]);
+      insert_inbox_many_.bindNoCopy(static_cast<int>(r) + 3, *event_ids[at + r]);
     insert_inbox_many_.exec();
     // An event seen before was delivered before: only the new marks count, as mark_seen's do.
     result.delivered += db_.getChanges();
   }
-  for (; at < fresh_done_.size(); ++at) {
-    if (mark_seen(spec.id, *fresh_done_[at], now)) ++result.delivered;
+  for (; at < event_ids.size(); ++at) {
+    if (mark_seen(spec.id, *event_ids[at], now)) ++result.delivered;
   }
 }
 

@@ -155,8 +155,9 @@ class Deliverer {
   void settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,
                        const char* outcome);
   bool mark_seen(std::int64_t consumer_id, const std::string& event_id, TimePoint now);
-  // Marks the events of fresh_done_ seen and counts the new marks as delivered.
-  void mark_fresh_seen(const ConsumerSpec& spec, TimePoint now, StepResult& result);
+  // Marks fresh events seen, many to a statement, and counts the new marks as delivered.
+  void mark_fresh_seen(const ConsumerSpec& spec, const std::vector<const std::string*>& event_ids,
+                       TimePoint now, StepResult& result);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
   // Upserts the (event, consumer) row; a failure (`failed_at` set) is added to its history.
   // `scheduled_at` is when a backoff started (see schema.cpp).
@@ -182,7 +183,7 @@ class Deliverer {
   HandlerThread handler_thread_;
   std::vector<ClaimedItem> spare_items_;  // empty, kept for its capacity
   std::string history_entry_;             // write_delivery's buffer
-  // An outside step's delivered fresh items, whose seen marks are written together.
+  // The IDs of an outside step's delivered fresh items; kept for its capacity.
   std::vector<const std::string*> fresh_done_;
 
   SQLite::Statement has_work_;

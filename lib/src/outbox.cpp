@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 
+#include "bind_text.hpp"
 #include "commit_signal.hpp"
 #include "event_codec.hpp"
 #include "rewind.hpp"
@@ -37,14 +38,6 @@ std::string insert_sql(std::size_t rows) {
 void require_own_id(const NewEvent& event) {
   if (event.id.empty()) {
     throw InvalidArgument("sluice: receive: an event from outside must carry its own ID");
-  }
-}
-
-void bind_text_or_null(SQLite::Statement& statement, int index, const std::string& value) {
-  if (value.empty()) {
-    statement.bind(index);
-  } else {
-    statement.bindNoCopy(index, value);
   }
 }
 
