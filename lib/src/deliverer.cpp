@@ -10,6 +10,7 @@
 #include "crash_point.hpp"
 #include "event_codec.hpp"
 #include "rewind.hpp"
+#include "saturating_time.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -306,7 +307,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
   insert_claim_.bind(4, static_cast<int64_t>(cursor));
   insert_claim_.bind(5, static_cast<int64_t>(cursor));
-  insert_claim_.bind(6, static_cast<int64_t>(to_millis(now + options_.claim_lease)));
+  insert_claim_.bind(6, static_cast<int64_t>(to_millis(add_saturating(now, options_.claim_lease))));
   insert_claim_.bind(7, static_cast<int64_t>(to_millis(now)));
   insert_claim_.exec();
   claim.id = db_.getLastInsertRowid();
@@ -760,8 +761,8 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
                                TimePoint now, StepResult& result) {
   const Event& event = item.event;
   if (outcome.kind == Outcome::Kind::kSnooze) {
-    write_delivery(spec.id, event, "pending", item.attempt - 1, now + outcome.delay, false,
-                   "snoozed", {}, std::nullopt, now);
+    write_delivery(spec.id, event, "pending", item.attempt - 1, add_saturating(now, outcome.delay),
+                   false, "snoozed", {}, std::nullopt, now);
     ++result.snoozed;
     return;
   }
@@ -780,7 +781,7 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
     return;
   }
   SLUICE_CRASH_POINT("during-backoff");
-  const TimePoint next = now + spec.retry.backoff(item.attempt, event.seq);
+  const TimePoint next = add_saturating(now, spec.retry.backoff(item.attempt, event.seq));
   write_delivery(spec.id, event, "pending", item.attempt, next, false, "retry", error, now, now);
   ++result.retried;
   log(LogLevel::kWarn, "retry scheduled", spec, event, item.attempt, error, now);
@@ -794,8 +795,9 @@ void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt
     log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
     return;
   }
-  write_delivery(spec.id, event, "pending", attempt, now + spec.retry.backoff(attempt, event.seq),
-                 true, "crashed", error, now, now);
+  write_delivery(spec.id, event, "pending", attempt,
+                 add_saturating(now, spec.retry.backoff(attempt, event.seq)), true, "crashed",
+                 error, now, now);
   ++result.retried;
   log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
 }
