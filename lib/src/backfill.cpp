@@ -16,7 +16,8 @@ namespace {
 constexpr int kBackfillBatch = 500;
 
 // Events of `range` the consumer has been handed already (seq <= its cursor) and that are not
-// waiting to be handled anyway.
+// waiting to be handled anyway. An event a worker is handling right now (claimed) is queued
+// again: the worker's outcome leaves a queued row alone, so it is delivered once more after.
 SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const BackfillRange& range) {
   if (range.from_event_id.empty() == !range.since.has_value()) {
     throw InvalidArgument("sluice: backfill: give exactly one of a start event ID or a start time");
@@ -37,7 +38,7 @@ SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const Bac
   sql.where("e.seq <= (SELECT cursor FROM sluice_consumers WHERE id = s.consumer_id)");
   sql.where(
       "NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = s.consumer_id AND "
-      "d.event_seq = e.seq AND d.state IN ('pending', 'claimed'))");
+      "d.event_seq = e.seq AND d.state = 'pending')");
   return sql;
 }
 
