@@ -419,9 +419,12 @@ bool Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t curs
   std::set<std::string> held_here;
   const std::size_t first = claim.items.size();
   std::int64_t read_to = cursor;
-  // Reads on past held-back events until the claim is full or the scan window ends: a due event
-  // behind many delayed ones is claimed now, not one poll interval per batch later.
-  while (read_to < scan_end && claim.items.size() - first < static_cast<std::size_t>(room)) {
+  // Reads on past held-back events until the claim is full, the scan window ends or the batch's
+  // time budget is spent (each held-back event is a row written under the write lock): a due event
+  // behind many delayed ones is claimed now or in the steps right after, not one poll interval
+  // per batch later.
+  const auto began = std::chrono::steady_clock::now();
+  do {
     const int want = room - static_cast<int>(claim.items.size() - first);
     rewind(fresh_events_);
     fresh_events_.bind(1, static_cast<int64_t>(read_to));
@@ -457,7 +460,8 @@ bool Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t curs
       if (keyed) held_here.insert(item.event.key);
     }
     claim.items.resize(kept);
-  }
+  } while (read_to < scan_end && claim.items.size() - first < static_cast<std::size_t>(room) &&
+           std::chrono::steady_clock::now() - began < options_.batch_time_budget);
   if (read_to == cursor) return false;
   write_cursor(spec, read_to);
   rewind(move_claim_end_);
