@@ -61,8 +61,10 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
       op.kind = OpKind::kBackfillInFlight;
     } else if (roll < 96) {
       op.kind = OpKind::kPrune;
-    } else {
+    } else if (roll < 98) {
       op.kind = OpKind::kRestartWorker;
+    } else {
+      op.kind = OpKind::kStartStop;
     }
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
                           op.kind == OpKind::kEnqueueRolledBack ||
@@ -90,11 +92,13 @@ std::string describe(const Operation& op) {
                                       "backfill",
                                       "backfill(in flight)",
                                       "prune",
-                                      "restart"};
+                                      "restart",
+                                      "start+stop"};
   std::string out = names[static_cast<int>(op.kind)];
   switch (op.kind) {
     case OpKind::kDrain:
     case OpKind::kRestartWorker:
+    case OpKind::kStartStop:
       return out + " instance " + std::to_string(op.instance);
     case OpKind::kClockForward:
     case OpKind::kClockBack:

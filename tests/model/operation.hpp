@@ -33,6 +33,9 @@ enum class OpKind {
   kBackfillInFlight,  // backfill from inside the next outside handler call that succeeds
   kPrune,             // prune, forced, with a retention chosen by `pick`
   kRestartWorker,     // a new Worker on a new connection replaces one instance
+  // A Worker on a connection of its own, started and stopped at once: how much it delivers
+  // depends on timing; what it leaves must hold all the same.
+  kStartStop,
 };
 
 struct Operation {

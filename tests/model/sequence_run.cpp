@@ -172,6 +172,15 @@ class Sequence final : public CallSink {
         instances_[i] = start(i);
         return "";
       }
+      case OpKind::kStartStop: {
+        const long long calls_before = calls_;
+        Worker worker(path_, options_);
+        subscribe_handlers(worker, config_, config_.instances[op.instance], *this);
+        worker.start();
+        worker.stop();
+        std::lock_guard lock(mutex_);
+        return " (" + std::to_string(calls_ - calls_before) + " handler calls)";
+      }
     }
     return "";
   }

@@ -62,6 +62,11 @@ WorkerInstance::WorkerInstance(const std::string& path, const SequenceConfig& co
                                const InstanceConfig& instance, const Options& options,
                                CallSink& sink)
     : db_(open_database(path, options)), counter_(db_), worker_(db_, options) {
+  subscribe_handlers(worker_, config, instance, sink);
+}
+
+void subscribe_handlers(Worker& worker, const SequenceConfig& config,
+                        const InstanceConfig& instance, CallSink& sink) {
   for (const ConsumerConfig& consumer : config.consumers) {
     ConsumerOptions consumer_options;
     consumer_options.ordered = consumer.ordered;
@@ -71,7 +76,7 @@ WorkerInstance::WorkerInstance(const std::string& path, const SequenceConfig& co
     for (const std::string& topic : consumer.topics) {
       if (!instance.handles_topic(name, topic)) continue;
       if (consumer.batch_topics.count(topic) > 0) {
-        worker_.subscribe_batch(
+        worker.subscribe_batch(
             name, topic,
             [&sink, name](const std::vector<Event>& events) {
               const std::vector<Scripted> scripted = sink.on_batch(name, events);
@@ -83,14 +88,14 @@ WorkerInstance::WorkerInstance(const std::string& path, const SequenceConfig& co
             },
             consumer_options);
       } else if (consumer.outside) {
-        worker_.subscribe(
+        worker.subscribe(
             name, topic,
             [&sink, name](const Event& event, Context& ctx) {
               act(sink.on_call(name, event, ctx.attempt()), ctx);
             },
             consumer_options);
       } else {
-        worker_.subscribe(
+        worker.subscribe(
             name, topic,
             [&sink, name](const Event& event, Context& ctx) {
               const Scripted scripted = sink.on_call(name, event, ctx.attempt());

@@ -33,6 +33,10 @@ void create_applied_table(SQLite::Database& db);
 // The event number a model event carries in its payload.
 long long event_number(const Event& event);
 
+// Registers on `worker` the handlers `instance` has, as `config` describes the consumers.
+void subscribe_handlers(Worker& worker, const SequenceConfig& config,
+                        const InstanceConfig& instance, CallSink& sink);
+
 // Not thread-safe, like the Worker it holds.
 class WorkerInstance {
  public:
