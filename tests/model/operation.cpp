@@ -26,7 +26,7 @@ Duration clock_step(Rng& rng) {
 }  // namespace
 
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers) {
+                                           int consumers, bool threaded) {
   Rng rng(mix(seed ^ 0x0b5));
   std::vector<Operation> ops;
   for (int i = 0; i < count; ++i) {
@@ -61,7 +61,7 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
       op.kind = OpKind::kBackfillInFlight;
     } else if (roll < 96) {
       op.kind = OpKind::kPrune;
-    } else if (roll < 98) {
+    } else if (roll < 98 || !threaded) {
       op.kind = OpKind::kRestartWorker;
     } else {
       op.kind = OpKind::kStartStop;

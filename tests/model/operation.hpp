@@ -48,9 +48,10 @@ struct Operation {
 };
 
 // `count` operations for a sequence of `seed` with `instances` worker instances and `consumers`
-// consumers.
+// consumers. kStartStop only if `threaded`: a sequence with it is not reproducible from its
+// seed alone.
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers);
+                                           int consumers, bool threaded);
 
 // One line, e.g. "enqueue [t1 k2 id-3 +5000ms]".
 std::string describe(const Operation& op);
