@@ -4,6 +4,7 @@
 
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
+#include "schema.hpp"
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
@@ -79,10 +80,13 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
                                "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
       SQLite::Statement queue(
           db,
+          // Due at once (schema::kDueAtOnce): its not-before time was met when it was first
+          // delivered, even if a clock set back since reads earlier.
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
-          "next_attempt_at, reason) VALUES (?1, ?2, 'pending', ?3, 0, ?4, 'backfilled') "
-          "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = 'pending', attempts = 0, "
-          "next_attempt_at = ?4, suspect = 0, claim_id = NULL, reason = 'backfilled'");
+          "next_attempt_at, scheduled_at, reason) VALUES (?1, ?2, 'pending', ?3, 0, ?4, 0, "
+          "'backfilled') ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = 'pending', "
+          "attempts = 0, next_attempt_at = ?4, scheduled_at = 0, suspect = 0, claim_id = NULL, "
+          "reason = 'backfilled'");
       SQLite::Statement history(db,
                                 "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, "
                                 "at, outcome) VALUES (?, ?, 0, ?, 'backfilled')");
@@ -101,7 +105,7 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
         } else {
           queue.bind(3, select.getColumn(2).getString());
         }
-        queue.bind(4, static_cast<int64_t>(to_millis(now)));
+        queue.bind(4, static_cast<int64_t>(to_millis(schema::kDueAtOnce)));
         queue.exec();
         history.reset();
         history.bind(1, static_cast<int64_t>(id));
@@ -110,6 +114,13 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
         history.exec();
         after = seq;
         ++rows;
+      }
+      // A worker holding a claim made before this sees the count change and gives back what it
+      // has not started, so each event is delivered once more, in order (see deliverer.cpp).
+      if (rows > 0) {
+        db.exec(
+            "INSERT INTO sluice_meta (name, value) VALUES ('backfills', 1) "
+            "ON CONFLICT (name) DO UPDATE SET value = value + 1");
       }
       tx.commit();
       queued += rows;

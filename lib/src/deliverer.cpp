@@ -12,6 +12,7 @@
 #include "json_string.hpp"
 #include "rewind.hpp"
 #include "saturating_time.hpp"
+#include "schema.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -172,12 +173,16 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                        "SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_due "
                        "WHERE consumer_id = ?1 AND state = 'pending' AND next_attempt_at > ?2 "
                        "AND scheduled_at > ?2 LIMIT 1"),
+      // Never before the event's own not-before time, which is absolute.
       reanchor_retries_(db,
                         "UPDATE sluice_deliveries INDEXED BY sluice_deliveries_due "
-                        "SET next_attempt_at = ?2, scheduled_at = ?2 WHERE consumer_id = ?1 AND "
-                        "state = 'pending' AND next_attempt_at > ?2 AND scheduled_at > ?2"),
+                        "SET next_attempt_at = max(?2, coalesce((SELECT e.not_before FROM "
+                        "sluice_events e WHERE e.seq = event_seq), 0)), scheduled_at = ?2 "
+                        "WHERE consumer_id = ?1 AND state = 'pending' AND next_attempt_at > ?2 AND "
+                        "scheduled_at > ?2"),
       subscription_count_(db, "SELECT count(*) FROM sluice_subscriptions WHERE consumer_id = ?"),
       forget_seen_(db, "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?"),
+      backfills_(db, "SELECT value FROM sluice_meta WHERE name = 'backfills'"),
       savepoint_(db, "SAVEPOINT sluice_event"),
       release_savepoint_(db, "RELEASE sluice_event"),
       rollback_savepoint_(db, "ROLLBACK TO sluice_event") {}
@@ -343,6 +348,18 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
   }
 }
 
+std::int64_t Deliverer::backfills() {
+  rewind(backfills_);
+  const std::int64_t count = backfills_.executeStep() ? backfills_.getColumn(0).getInt64() : 0;
+  rewind(backfills_);
+  return count;
+}
+
+void Deliverer::release_after_backfill(ConsumerSpec& spec, Claim& claim) {
+  if (claim.done() || backfills() == claim.backfills) return;
+  for (; !claim.done(); ++claim.next) hold_back(spec, claim.items[claim.next], "released");
+}
+
 std::int64_t Deliverer::read_cursor(const ConsumerSpec& spec) {
   rewind(read_cursor_);
   read_cursor_.bind(1, static_cast<int64_t>(spec.id));
@@ -375,6 +392,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
 
   Claim claim;
   claim.items = std::move(spare_items_);
+  claim.backfills = backfills();
   rewind(insert_claim_);
   insert_claim_.bind(1, static_cast<int64_t>(spec.id));
   insert_claim_.bindNoCopy(2, identity_.owner());
@@ -411,6 +429,8 @@ bool Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t curs
   newest_seq_.executeStep();
   const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
   rewind(newest_seq_);
+  // Pruning the newest events can leave the cursor past the newest seq.
+  if (newest <= cursor) return false;
   const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
   // Events not to be handled yet are held back and leave the claim. Whether any row of the
   // consumer holds back a key is asked once; without one, only the keys held back here can block
@@ -448,10 +468,10 @@ bool Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t curs
         hold_until(spec, item, *item.event.not_before);
       } else if (!spec.has_handler(item.event.topic)) {
         // Left for an instance that has the handler (a rolling deploy), no attempt spent.
-        hold_back(spec, item, "unhandled", now);
+        hold_back(spec, item, "unhandled");
       } else if (keyed && (held_here.count(item.event.key) > 0 ||
                            (rows_hold_keys && key_blocked(spec, item)))) {
-        hold_back(spec, item, "blocked", now);
+        hold_back(spec, item, "blocked");
       } else {
         if (kept != i) claim.items[kept] = std::move(item);
         ++kept;
@@ -539,6 +559,7 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
     WriteTransaction tx(db_);
     const auto began = std::chrono::steady_clock::now();
     const TimePoint now = clock_->now();
+    release_after_backfill(spec, claim);
     while (!claim.done()) {
       if (claim.next > start &&
           std::chrono::steady_clock::now() - began >= options_.batch_time_budget) {
@@ -597,13 +618,13 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   const Event& event = item.event;
   const bool keyed = spec.options.ordered && !event.key.empty();
   if (keyed && failed_keys.count(event.key) > 0) {
-    hold_back(spec, item, "blocked", now);
+    hold_back(spec, item, "blocked");
     return;
   }
   const auto handler = spec.handlers.find(event.topic);
   if (handler == spec.handlers.end()) {
     // Claimed before another instance subscribed the consumer to the topic: left for that one.
-    hold_back(spec, item, "unhandled", now);
+    hold_back(spec, item, "unhandled");
     if (keyed) failed_keys.insert(event.key);
     return;
   }
@@ -682,8 +703,10 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     // commit: a batch handler mostly waits (e.g. for a broker's acknowledgements), and neither
     // needs the other. It is prepared after this batch's failed keys are known, so per-key order
     // holds, and it was claimed durably before.
+    // No later item starts once a backfill has run since the claim (see release_after_backfill).
+    const bool backfilled = backfills() != claim.backfills;
     std::optional<OutsideGroup> ahead;
-    if (group.end < claim.items.size() &&
+    if (!backfilled && group.end < claim.items.size() &&
         spec.batch_handlers.count(claim.items[group.end].event.topic) > 0) {
       ahead = prepare_outside(spec, claim, group.end);
       handler_thread_.run([&ahead] { run_outside(*ahead); });
@@ -703,7 +726,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
         const ClaimedItem& item = claim.items[i];
         const Outcome& outcome = group.outcomes[i - group.start];
         if (const char* held = group.held[i - group.start]) {
-          hold_back(spec, item, held, now);
+          hold_back(spec, item, held);
         } else if (item.fresh && outcome.kind == Outcome::Kind::kDone) {
           fresh_done_.push_back(&item.event.id);
         } else {
@@ -712,6 +735,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       }
       mark_fresh_seen(spec, fresh_done_, now, committed);
       claim.next = group.end;
+      if (backfilled) release_after_backfill(spec, claim);
       if (extend) extend_claim(spec, claim, now);
       next = commit_step(tx, spec, claim, group.start, stopping, now, committed);
       result.held_write_lock =
@@ -918,12 +942,13 @@ void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt
   log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
 }
 
-void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
-                          TimePoint now) {
-  // Due at once (when its key frees): scheduled now, so that a clock set back re-anchors it and
-  // it never waits for the clock to regain its old reading.
-  write_delivery(spec.id, item.event, "pending", item.attempt - 1, now, false, reason, {},
-                 std::nullopt, now);
+void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason) {
+  // Due at once (once its key frees), whatever the clock reads: a time here would strand it
+  // after the clock is set back, until the clock regained that reading. Never before its own
+  // not-before time, though, which may be ahead again after such a step.
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1,
+                 item.event.not_before.value_or(schema::kDueAtOnce), false, reason, {},
+                 std::nullopt, schema::kDueAtOnce);
 }
 
 void Deliverer::hold_until(ConsumerSpec& spec, const ClaimedItem& item, TimePoint not_before) {
@@ -1024,10 +1049,9 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
 
 void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
   if (!in_hand) return;
-  const TimePoint now = clock_->now();
   WriteTransaction tx(db_);
   for (std::size_t i = in_hand->next; i < in_hand->items.size(); ++i) {
-    hold_back(spec, in_hand->items[i], "released", now);
+    hold_back(spec, in_hand->items[i], "released");
   }
   drop_claim(in_hand->id);
   tx.commit();

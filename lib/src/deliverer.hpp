@@ -59,6 +59,9 @@ struct Claim {
   // Keys of an ordered consumer whose earlier item in this claim failed or was held back: the
   // claim's later items of those keys are held back too, in whichever transaction they come.
   std::set<std::string> failed_keys;
+  // The file's backfill count when the claim was made (see backfill.cpp): once it changes, a
+  // backfill may have queued the claim's events again, and the unstarted rest is given back.
+  std::int64_t backfills = 0;
   bool done() const { return next >= items.size(); }
 };
 
@@ -123,6 +126,11 @@ class Deliverer {
   // Tops up a claim in hand with fresh events to batch_size unfinished items.
   void extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
+  std::int64_t backfills();
+  // When a backfill ran since the claim was made, gives back its items from `next` on (none has
+  // started): pending again, no attempt spent, one row per event, so each is delivered once more
+  // and in order, rather than once by this claim and once by the backfill.
+  void release_after_backfill(ConsumerSpec& spec, Claim& claim);
   // Appends the due rows it claims to `items`.
   void claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id, bool suspects_only,
                  int limit, std::vector<ClaimedItem>& items);
@@ -177,7 +185,7 @@ class Deliverer {
                     TimePoint now, StepResult& result);
   // Leaves an item pending without spending its attempt: "blocked" behind its key, "unhandled"
   // here, or "released" on stop.
-  void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason, TimePoint now);
+  void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason);
   // Leaves a delayed item pending until its not-before time.
   void hold_until(ConsumerSpec& spec, const ClaimedItem& item, TimePoint not_before);
   void add_counters(const ConsumerSpec& spec, const StepResult& result);
@@ -244,6 +252,7 @@ class Deliverer {
   SQLite::Statement reanchor_retries_;
   SQLite::Statement subscription_count_;
   SQLite::Statement forget_seen_;
+  SQLite::Statement backfills_;
   SQLite::Statement savepoint_;
   SQLite::Statement release_savepoint_;
   SQLite::Statement rollback_savepoint_;

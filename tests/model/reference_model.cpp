@@ -252,8 +252,7 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
   pair.cause = Cause::kRetry;
 }
 
-void ReferenceModel::clock_moved(TimePoint from, TimePoint to) {
-  if (to >= from) return;
+void ReferenceModel::clock_seen_behind(TimePoint to) {
   for (auto& [_, event] : events_) {
     for (auto& [consumer, pair] : event.pairs) {
       if (pair.state != PairState::kPending) continue;

@@ -96,7 +96,9 @@ class ReferenceModel {
   // The outcome the next call of (consumer, n) will get, without applying it.
   Scripted peek_outcome(const std::string& consumer, long long n) const;
 
-  void clock_moved(TimePoint from, TimePoint to);
+  // A worker saw the clock behind its last reading (or started): as the engine promises, every
+  // wait scheduled after `now` starts anew from `now`, firing at worst early.
+  void clock_seen_behind(TimePoint now);
 
   using DeadFilter =
       std::function<bool(const ModelEvent&, const std::string& consumer, const Pair&)>;

@@ -51,6 +51,7 @@ class Sequence final : public CallSink {
     create_applied_table(*db_);
     outbox_ = std::make_unique<Outbox>(*db_, options_);
     for (std::size_t i = 0; i < config.instances.size(); ++i) instances_.push_back(start(i));
+    last_drain_.resize(instances_.size());
   }
 
   SequenceOutcome run(const std::vector<Operation>& ops) {
@@ -145,9 +146,8 @@ class Sequence final : public CallSink {
         return drain(static_cast<std::size_t>(op.instance), found);
       case OpKind::kClockForward:
       case OpKind::kClockBack: {
-        const TimePoint before = clock_->now();
+        // A step is noticed by a worker only at its next step (see drain()).
         clock_->advance(op.kind == OpKind::kClockForward ? op.step : -op.step);
-        model_.clock_moved(before, clock_->now());
         return "";
       }
       case OpKind::kReplay:
@@ -170,12 +170,14 @@ class Sequence final : public CallSink {
         const std::size_t i = static_cast<std::size_t>(op.instance);
         instances_[i].reset();
         instances_[i] = start(i);
+        last_drain_[i].reset();
         return "";
       }
       case OpKind::kStartStop: {
         const long long calls_before = calls_;
         Worker worker(path_, options_);
         subscribe_handlers(worker, config_, config_.instances[op.instance], *this);
+        model_.clock_seen_behind(clock_->now());  // a worker new to the file
         worker.start();
         worker.stop();
         std::lock_guard lock(mutex_);
@@ -263,6 +265,10 @@ class Sequence final : public CallSink {
   }
 
   std::string drain(std::size_t instance, std::vector<Violation>& found) {
+    // A worker re-anchors when its clock reads behind its last step, or at its first step.
+    const TimePoint now = clock_->now();
+    if (!last_drain_[instance] || now < *last_drain_[instance]) model_.clock_seen_behind(now);
+    last_drain_[instance] = now;
     const DrainResult result = instances_[instance]->drain();
     std::string line = " (delivered " + std::to_string(result.delivered) + ", retried " +
                        std::to_string(result.retried) + ", dead " +
@@ -398,6 +404,8 @@ class Sequence final : public CallSink {
   std::unique_ptr<Outbox> outbox_;
   ReferenceModel model_;
   std::vector<std::unique_ptr<WorkerInstance>> instances_;
+  // The clock's reading at each instance's last drain; none before its first.
+  std::vector<std::optional<TimePoint>> last_drain_;
   long long next_n_ = 1;
   // Handler calls may come from a worker's helper thread (batch handlers).
   std::mutex mutex_;
