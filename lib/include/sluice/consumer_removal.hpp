@@ -46,8 +46,8 @@ struct ConsumerRemoval {
 // goes too: consumer ids are reused, and a later consumer would otherwise inherit it. The removal
 // is logged. Refuses, throwing InvalidArgument that says why, while a worker of the consumer
 // looks alive (a claim whose process runs, or a sign of work within active_within) unless
-// forced; a worker idle for longer is not seen: stop the consumer's workers first, as one still
-// running fails on its next claim. Throws NotFound for an unknown consumer.
+// forced, a dry run too; a worker idle for longer is not seen: stop the consumer's workers first,
+// as one still running fails on its next claim. Throws NotFound for an unknown consumer.
 ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
                                 const RemoveConsumerOptions& removal = {},
                                 const Options& options = {});
