@@ -106,18 +106,17 @@ TEST_CASE("stats counts events waiting for a handler; check warns once they wait
   CliFixture f;
   f.init();
   {
-    // A worker without a handler for report.due left two events, one an hour old (issue 20).
-    const sluice::Options options = back_then(f, hours(1));
-    sluice::Worker worker(f.db_path, options);
-    worker.subscribe("reports", "report.due", [](const sluice::Event&, sluice::Context&) {});
-    SQLite::Database db = sluice::open_database(f.db_path, options);
-    sluice::Outbox(db, options).enqueue_now({.topic = "report.due"});
+    // A build with a handler for report.due ran once; the build running now has none for it and
+    // leaves its events, one an hour old, for one that has (issue 20).
+    sluice::Worker(f.db_path, f.options())
+        .subscribe("reports", "report.due", [](const sluice::Event&, sluice::Context&) {});
+    sluice::Worker running(f.db_path, f.options());
+    running.subscribe("reports", "report.sent", [](const sluice::Event&, sluice::Context&) {});
+    const sluice::Options hour_ago = back_then(f, hours(1));
+    SQLite::Database db = sluice::open_database(f.db_path, hour_ago);
+    sluice::Outbox(db, hour_ago).enqueue_now({.topic = "report.due"});
     sluice::Outbox(db, f.options()).enqueue_now({.topic = "report.due"});
-    db.exec(
-        "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, attempts, "
-        "next_attempt_at, reason) SELECT c.id, e.seq, 'pending', 0, 0, 'unhandled' FROM "
-        "sluice_consumers c, sluice_events e");
-    db.exec("UPDATE sluice_consumers SET cursor = (SELECT max(seq) FROM sluice_events)");
+    running.run_until_idle();
   }
   const auto stats = f.json({"stats"})["consumers"][0];
   CHECK(stats["waiting_for_handler"] == 2);

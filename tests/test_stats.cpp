@@ -60,47 +60,31 @@ TEST_CASE("metrics text is Prometheus exposition with HELP and TYPE per metric")
       std::string::npos);
 }
 
-namespace {
-
-// What a worker without a handler for the event's topic leaves behind (issue 20): the consumer's
-// cursor past the event, and a pending row with reason 'unhandled' and no attempt spent.
-void leave_for_handler(SQLite::Database& db, const std::string& consumer, std::int64_t seq,
-                       TimePoint now) {
-  SQLite::Statement row(db,
-                        "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, attempts, "
-                        "next_attempt_at, reason) SELECT id, ?2, 'pending', 0, ?3, 'unhandled' "
-                        "FROM sluice_consumers WHERE name = ?1");
-  row.bind(1, consumer);
-  row.bind(2, static_cast<int64_t>(seq));
-  row.bind(3, static_cast<int64_t>(now.time_since_epoch().count()));
-  REQUIRE(row.exec() == 1);
-  SQLite::Statement cursor(db,
-                           "UPDATE sluice_consumers SET cursor = max(cursor, ?2) WHERE name = ?1");
-  cursor.bind(1, consumer);
-  cursor.bind(2, static_cast<int64_t>(seq));
-  cursor.exec();
-}
-
-}  // namespace
-
 TEST_CASE("events waiting for a handler are counted per consumer, and by topic once old") {
   Fixture f;
-  Worker worker(f.db, f.options);
-  worker.subscribe("c", "t", [](const Event&, Context&) {});
-  worker.subscribe("c", "rare", [](const Event&, Context&) {});
-  worker.subscribe("d", "t", [](const Event&, Context&) {});
-  const auto old_one = f.publish("rare");
-  const auto old_two = f.publish("t");
+  {
+    // A build with handlers for every topic of "c" ran once and recorded its subscriptions.
+    Worker newer(f.db, f.options);
+    for (const char* topic : {"t", "rare", "other"}) {
+      newer.subscribe("c", topic, [](const Event&, Context&) {});
+    }
+  }
+  // The build running now handles only "t": it leaves the others for a worker that has them.
+  Worker older(f.db, f.options);
+  older.subscribe("c", "t", [](const Event&, Context&) {});
+  older.subscribe("d", "t", [](const Event&, Context&) {});
+  f.publish("rare");
+  f.publish("other");
+  f.publish("t");
   f.clock->advance(std::chrono::hours(1));
-  const auto fresh = f.publish("rare");
-  leave_for_handler(f.db, "c", old_one.seq, f.clock->now());
-  leave_for_handler(f.db, "c", old_two.seq, f.clock->now());
-  leave_for_handler(f.db, "c", fresh.seq, f.clock->now());
+  f.publish("rare");
+  older.run_until_idle();
 
   const auto stats = consumer_stats(f.db, f.options);
   REQUIRE(stats.size() == 2);
   CHECK(stats[0].waiting_for_handler == 3);
   CHECK(stats[0].pending == 3);
+  CHECK(stats[0].retrying == 0);
   CHECK(stats[1].waiting_for_handler == 0);
   CHECK(metrics_text(f.db, f.options).find("sluice_waiting_for_handler{consumer=\"c\"} 3") !=
         std::string::npos);
@@ -108,10 +92,10 @@ TEST_CASE("events waiting for a handler are counted per consumer, and by topic o
   const auto waits = waiting_for_handler(f.db, std::chrono::minutes(15), f.options);
   REQUIRE(waits.size() == 2);
   CHECK(waits[0].consumer == "c");
-  CHECK(waits[0].topic == "rare");
+  CHECK(waits[0].topic == "other");
   CHECK(waits[0].events == 1);
-  CHECK(waits[0].oldest == f.clock->now() - std::chrono::hours(1));
-  CHECK(waits[1].topic == "t");
+  CHECK(waits[1].topic == "rare");
   CHECK(waits[1].events == 1);
+  CHECK(waits[1].oldest == f.clock->now() - std::chrono::hours(1));
   CHECK(waiting_for_handler(f.db, std::chrono::hours(2), f.options).empty());
 }
