@@ -69,6 +69,16 @@ TEST_CASE("parse_duration rejects bad durations naming them") {
   }
 }
 
+TEST_CASE("parse_duration refuses a duration whose parts sum past the limit") {
+  CHECK(parse_duration("36500d") == 24h * 36500);
+  std::string many_parts;
+  for (int i = 0; i < 120; ++i) many_parts += "999999999d";
+  for (const std::string& bad : {std::string("36500d1ms"), std::string("36499d25h"), many_parts}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_duration(bad), doctest::Contains("at most 36500d"), UsageError);
+  }
+}
+
 TEST_CASE("parse_time_or_ago takes RFC 3339 or a duration before now") {
   const TimePoint now(Duration(1795948361000));
   CHECK(parse_time_or_ago("2h", now) == now - 2h);

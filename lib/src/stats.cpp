@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "saturating_time.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
 
@@ -115,7 +116,10 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       stats.dead = int_or_zero(deliveries.getColumn(3));
       keep_oldest(oldest, deliveries.getColumn(4));
       stats.parked_keys = int_or_zero(deliveries.getColumn(5));
-      if (oldest) stats.lag = Duration(std::max<std::int64_t>(0, now - *oldest));
+      if (oldest) {
+        stats.lag = std::max(
+            Duration(0), sub_saturating(TimePoint(Duration(now)), TimePoint(Duration(*oldest))));
+      }
       all.push_back(std::move(stats));
     }
     return all;
