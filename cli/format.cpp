@@ -93,6 +93,11 @@ std::optional<Duration> read_duration(const std::string& text) {
 }  // namespace
 
 std::string format_time(TimePoint t) {
+  // RFC 3339 has four-digit years; past them (a snooze of Duration::max()) the date would wrap.
+  constexpr TimePoint kFirst{std::chrono::sys_days(std::chrono::year(0) / 1 / 1)};
+  constexpr TimePoint kLast{std::chrono::sys_days(std::chrono::year(10000) / 1 / 1) -
+                            milliseconds(1)};
+  t = std::clamp(t, kFirst, kLast);
   const auto day = std::chrono::floor<days>(t);
   const std::chrono::year_month_day date{day};
   const std::chrono::hh_mm_ss<milliseconds> time{t - day};

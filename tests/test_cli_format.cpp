@@ -37,6 +37,12 @@ TEST_CASE("parse_time rejects malformed text naming it") {
   }
 }
 
+TEST_CASE("format_time shows a time past RFC 3339's years as its first or last millisecond") {
+  CHECK(format_time(TimePoint::max()) == "9999-12-31T23:59:59.999Z");
+  CHECK(format_time(TimePoint::min()) == "0000-01-01T00:00:00.000Z");
+  CHECK(parse_time(format_time(TimePoint::max())) < TimePoint::max());
+}
+
 TEST_CASE("format_duration uses the largest units, at most two") {
   CHECK(format_duration(0ms) == "0s");
   CHECK(format_duration(250ms) == "250ms");
