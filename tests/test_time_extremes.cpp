@@ -101,6 +101,23 @@ TEST_CASE("stats' lag from an event made near TimePoint::min is clamped, not neg
   CHECK(stats[0].lag == Duration::max());
 }
 
+TEST_CASE("events waiting for a handler longer than all time: none, not every one") {
+  Fixture f;
+  f.clock->set(TimePoint::min() + seconds(10));
+  {
+    // A build with a handler for "t" recorded the subscription; the one running now has none.
+    Worker other_topic(f.db, f.options);
+    other_topic.subscribe("app", "t", [](const Event&, Context&) {});
+  }
+  Worker no_handler(f.db, f.options);
+  no_handler.subscribe("app", "other", [](const Event&, Context&) {});
+  f.publish("t");
+  no_handler.run_until_idle();
+  f.clock->advance(seconds(1));
+  REQUIRE(waiting_for_handler(f.db, Duration(0), f.options).size() == 1);
+  CHECK(waiting_for_handler(f.db, Duration::max(), f.options).empty());
+}
+
 TEST_CASE("a retention longer than the clock has run prunes nothing") {
   Fixture f;
   f.clock->set(TimePoint::min() + seconds(10));
