@@ -11,6 +11,7 @@
 #include "consumer_registry.hpp"
 #include "deliverer.hpp"
 #include "log_to.hpp"
+#include "saturating_time.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
@@ -56,8 +57,7 @@ struct Worker::Impl {
 
   Impl(SQLite::Database* borrowed, const std::string& path, Options opts)
       : options(std::move(opts)), clock(options.clock ? options.clock : system_clock()) {
-    options.retry.validate();
-    if (options.batch_size < 1) throw InvalidArgument("sluice: Options.batch_size must be >= 1");
+    options.validate();
     if (borrowed == nullptr) {
       owned.emplace(open_database(path, options));
       db = &*owned;
@@ -136,7 +136,7 @@ struct Worker::Impl {
     const TimePoint now = clock->now();
     for (Consumer& consumer : consumers) {
       if (auto due = deliverer->next_due(consumer.spec)) {
-        timeout = std::min(timeout, std::max(Duration(0), *due - now));
+        timeout = std::min(timeout, std::max(Duration(0), sub_saturating(*due, now)));
       }
     }
     return timeout;
