@@ -1,6 +1,6 @@
 #include "sluice/worker.hpp"
 
-#include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,9 @@
 
 #include "commit_signal.hpp"
 #include "consumer_registry.hpp"
+#include "data_version.hpp"
 #include "deliverer.hpp"
+#include "lock_sharing.hpp"
 #include "log_to.hpp"
 #include "saturating_time.hpp"
 #include "sluice/database.hpp"
@@ -24,23 +26,6 @@ namespace {
 // attempt is spent, the claim in hand is retried.
 constexpr Duration kFirstStorageBackoff = std::chrono::milliseconds(10);
 constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
-
-// SQLite's write lock is not fair: a worker that begins its next transaction right after
-// committing starves the app's writers, which poll for the lock (every 50 us, then every 250 us:
-// see database.cpp). After a step that held the lock for a millisecond or more, the worker
-// leaves it free for 1% of that time, 100 to 400 us: a few percent of throughput at most,
-// and past the 250 us poll after the long steps that make the app wait. Shorter steps leave
-// short gaps often enough that a polling writer soon finds one, and a sleep after each would
-// cost more than the step.
-constexpr std::chrono::steady_clock::duration kHoldWorthAGap = std::chrono::milliseconds(1);
-constexpr std::chrono::microseconds kMinGapAfterStep(100);
-constexpr std::chrono::microseconds kMaxGapAfterStep(400);
-
-void leave_write_lock_free(std::chrono::steady_clock::duration held) {
-  if (held < kHoldWorthAGap) return;
-  std::this_thread::sleep_for(std::clamp<std::chrono::steady_clock::duration>(
-      held / 100, kMinGapAfterStep, kMaxGapAfterStep));
-}
 
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
   return a.mode == b.mode && a.ordered == b.ordered && a.start_from == b.start_from &&
@@ -68,7 +53,9 @@ struct Worker::Impl {
     deliverer =
         guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
     signal = CommitSignal::of(*db);
-    data_version = std::make_unique<SQLite::Statement>(*db, "PRAGMA data_version");
+    data_version.emplace(*db);
+    const char* file = sqlite3_db_filename(db->getHandle(), "main");
+    lock_sharing.emplace(*data_version, file != nullptr && *file != '\0');
   }
 
   Consumer& consumer_for(const std::string& name, const std::string& topic,
@@ -106,9 +93,10 @@ struct Worker::Impl {
   bool round(bool stopping, DrainResult& totals) {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
+      const auto began = std::chrono::steady_clock::now();
       const StepResult step = guarded(
           "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
-      leave_write_lock_free(step.held_write_lock);
+      lock_sharing->after_step(began, step.held_write_lock);
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;
@@ -120,14 +108,6 @@ struct Worker::Impl {
   bool holds_claims() const {
     return std::any_of(consumers.begin(), consumers.end(),
                        [](const Consumer& c) { return c.in_hand.has_value(); });
-  }
-
-  long long read_data_version() {
-    data_version->reset();
-    data_version->executeStep();
-    const long long version = data_version->getColumn(0).getInt64();
-    data_version->reset();
-    return version;
   }
 
   // How long an idle worker may sleep: the poll interval, or less if a retry falls due sooner.
@@ -152,7 +132,7 @@ struct Worker::Impl {
       DrainResult ignored;
       const std::uint64_t seen_generation = signal ? signal->generation() : 0;
       try {
-        const long long version_before = read_data_version();
+        const long long version_before = data_version->read();
         if (round(false, ignored)) {
           storage_backoff = kFirstStorageBackoff;
           continue;
@@ -170,7 +150,7 @@ struct Worker::Impl {
             std::unique_lock lock(wake_mutex);
             wake.wait_for(lock, slice, [&] { return stop_requested.load(); });
           }
-          if (read_data_version() != version_before) break;
+          if (data_version->read() != version_before) break;
         }
         storage_backoff = kFirstStorageBackoff;
       } catch (const std::exception& e) {
@@ -207,7 +187,8 @@ struct Worker::Impl {
   SQLite::Database* db = nullptr;
   std::vector<Consumer> consumers;
   std::unique_ptr<Deliverer> deliverer;
-  std::unique_ptr<SQLite::Statement> data_version;
+  std::optional<DataVersion> data_version;
+  std::optional<LockSharing> lock_sharing;
   CommitSignal* signal = nullptr;
 
   std::mutex lifecycle_mutex;
