@@ -117,6 +117,18 @@ std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {
                                         " key(s) held back by a dead letter: " + parked_by}};
 }
 
+// Only for a file a NATS ingester writes to: where each stands in its stream.
+std::optional<CheckResult> check_ingest_positions(SQLite::Database& db) {
+  const std::vector<IngestPosition> positions = ingest_positions(db);
+  if (positions.empty()) return std::nullopt;
+  std::string detail;
+  for (const IngestPosition& p : positions) {
+    detail += (detail.empty() ? "" : ", ") + p.stream + "/" + p.durable + " at stream seq " +
+              std::to_string(p.stream_seq);
+  }
+  return CheckResult{"ingest_positions", Severity::kOk, detail};
+}
+
 std::vector<CheckResult> run_checks(const Session& session) {
   std::optional<SQLite::Database> db;
   try {
@@ -134,6 +146,7 @@ std::vector<CheckResult> run_checks(const Session& session) {
   for (CheckResult& result : check_counts(consumer_stats(*db, options))) {
     results.push_back(std::move(result));
   }
+  if (auto positions = check_ingest_positions(*db)) results.push_back(std::move(*positions));
   return results;
 }
 
@@ -148,7 +161,8 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
       "check", "Health check: exit 0 healthy, 1 warnings, 2 problems (for cron and probes)");
   command->footer(
       "Checks: file, integrity (PRAGMA integrity_check), schema version, dedup_horizon,\n"
-      "expired_claims, dead_letters, parked_keys.\nExample:\n  sluice --db app.db check --json || "
+      "expired_claims, dead_letters, parked_keys, and ingest_positions for a file a NATS\n"
+      "ingester writes to.\nExample:\n  sluice --db app.db check --json || "
       "alert");
   command->add_flag("--json", args->json, "Print {status, checks: [{name, status, detail}]}");
   command->callback([session, args]() {
