@@ -3,41 +3,21 @@
 // and the worker re-anchors once per step of the clock, not on every step of its own.
 #include <doctest/doctest.h>
 
-#include <set>
-
 #include "support/fixture.hpp"
+#include "support/ordered_ledger.hpp"
 #include "support/statement_counter.hpp"
 
 using namespace sluice;
 using sluice::test::count;
 using sluice::test::Fixture;
+using sluice::test::OrderedLedger;
 using sluice::test::StatementCounter;
 using std::chrono::hours;
-using std::chrono::seconds;
-
-namespace {
-
-struct KeyedRun {
-  explicit KeyedRun(Fixture& fixture) : f(fixture), worker(f.db, f.options) {
-    worker.subscribe("ledger", "t",
-                     [this](const Event& e, Context& ctx) {
-                       if (failing.erase(e.payload) > 0) return ctx.retry("later");
-                       applied.push_back(e.payload);
-                     },
-                     {.ordered = true});
-  }
-  Fixture& f;
-  Worker worker;
-  std::set<std::string> failing;
-  std::vector<std::string> applied;
-};
-
-}  // namespace
 
 TEST_CASE("after the clock is set back an event held only by key order follows its predecessor") {
   Fixture f;
-  KeyedRun run(f);
-  run.failing = {"\"k1\""};
+  OrderedLedger run(f);
+  run.fail_once = {"\"k1\""};
   f.publish("t", "\"k1\"", "k");
   f.publish("t", "\"k2\"", "k");
   run.worker.run_until_idle();
@@ -50,7 +30,7 @@ TEST_CASE("after the clock is set back an event held only by key order follows i
 
 TEST_CASE("after the clock is set back the worker re-anchors once, not on every step") {
   Fixture f;
-  KeyedRun run(f);
+  OrderedLedger run(f);
   std::vector<NewEvent> delayed(1000);
   for (NewEvent& event : delayed) {
     event = {.topic = "t", .payload = "\"later\"", .not_before = f.clock->now() + hours(48)};

@@ -3,45 +3,21 @@
 // event, whatever lies ahead of it in the file.
 #include <doctest/doctest.h>
 
-#include <set>
-
 #include "support/fixture.hpp"
+#include "support/ordered_ledger.hpp"
 #include "support/statement_counter.hpp"
 
 using namespace sluice;
 using sluice::test::count;
 using sluice::test::Fixture;
+using sluice::test::OrderedLedger;
 using sluice::test::StatementCounter;
 using std::chrono::hours;
-using std::chrono::seconds;
-
-namespace {
-
-// An ordered consumer whose handler fails the events named in `failing`.
-struct ParkingRun {
-  explicit ParkingRun(Fixture& fixture) : f(fixture), worker(f.db, f.options) { subscribe(worker); }
-  void subscribe(Worker& w) {
-    w.subscribe("ledger", "t",
-                [this](const Event& e, Context& ctx) {
-                  if (permanent.count(e.payload) > 0) return ctx.dead_letter("rejected");
-                  if (transient.count(e.payload) > 0) return ctx.retry("later");
-                  applied.push_back(e.payload);
-                },
-                {.ordered = true});
-  }
-  Fixture& f;
-  Worker worker;
-  std::set<std::string> permanent;
-  std::set<std::string> transient;
-  std::vector<std::string> applied;
-};
-
-}  // namespace
 
 TEST_CASE("an idle worker with a key parked behind a dead letter makes no write transaction") {
   Fixture f;
-  ParkingRun run(f);
-  run.permanent = {"\"k1\""};
+  OrderedLedger run(f);
+  run.rejected = {"\"k1\""};
   f.publish("t", "\"k1\"", "k");
   f.publish("t", "\"k2\"", "k");
   run.worker.run_until_idle();
@@ -64,8 +40,8 @@ TEST_CASE(
   Fixture f;
   f.options.retry.initial_backoff = hours(1);
   f.options.retry.max_backoff = hours(1);
-  ParkingRun run(f);
-  run.transient = {"\"k1\""};
+  OrderedLedger run(f);
+  run.fail_once = {"\"k1\""};
   f.publish("t", "\"k1\"", "k");
   f.publish("t", "\"k2\"", "k");
   f.publish("t", "\"j1\"", "j");
@@ -75,7 +51,6 @@ TEST_CASE(
   f.clock->advance(std::chrono::minutes(59));
   for (int i = 0; i < 5; ++i) run.worker.run_until_idle();
   CHECK(writes.count() == 0);
-  run.transient.clear();
   f.clock->advance(std::chrono::minutes(1));
   run.worker.run_until_idle();
   CHECK(run.applied == std::vector<std::string>{"\"j1\"", "\"k1\"", "\"k2\""});
@@ -83,7 +58,7 @@ TEST_CASE(
 
 TEST_CASE("run_until_idle delivers a due event behind more delayed events than a batch") {
   Fixture f;
-  ParkingRun run(f);
+  OrderedLedger run(f);
   std::vector<NewEvent> delayed(600);
   for (NewEvent& event : delayed) {
     event = {.topic = "t", .payload = "\"later\"", .not_before = f.clock->now() + hours(1)};
@@ -98,7 +73,7 @@ TEST_CASE("run_until_idle delivers a due event behind more delayed events than a
 
 TEST_CASE("run_until_idle delivers a due event behind 40,000 events of other topics") {
   Fixture f;
-  ParkingRun run(f);
+  OrderedLedger run(f);
   std::vector<NewEvent> others(40'000, NewEvent{.topic = "other", .payload = "{}"});
   SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
   f.outbox.enqueue_batch(others);
