@@ -99,7 +99,8 @@ TEST_CASE("an abandoned claim counts as a crashed attempt and its events are del
 
 namespace {
 
-// The owner string sluice writes for a process: "pid:start time:token".
+// The owner string sluice wrote for a process before it recorded boot and PID namespace:
+// "pid:start time:token".
 std::string owner_of(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
@@ -145,4 +146,51 @@ TEST_CASE("a claim of a live process is never taken over, even long past its lea
   CHECK(worker.run_until_idle().delivered == 1);
   CHECK(count_attempts(f.db, "crashed") == 1);
   CHECK(count(f.db, "applied") == 1);
+}
+
+namespace {
+
+std::string this_boot() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string boot;
+  std::getline(in, boot);
+  return boot;
+}
+
+// Leaves a claim of one fresh event by `owner`, leased until `lease_until`.
+void claim_one(Fixture& f, const std::string& owner, TimePoint lease_until) {
+  f.db.exec(
+      "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, lease_until, "
+      "created_at) SELECT id, '" +
+      owner + "', 1, cursor, cursor + 1, " +
+      std::to_string(lease_until.time_since_epoch().count()) + ", 0 FROM sluice_consumers");
+  f.db.exec("UPDATE sluice_consumers SET cursor = cursor + 1");
+}
+
+}  // namespace
+
+TEST_CASE("a claim whose owner cannot be looked up from here is taken over only past its lease") {
+  Fixture f(true);
+  Worker worker(f.dir.file("app.db"), fast_retry(f.options));
+  worker.subscribe("c", "t", recording("c"));
+  f.publish("t");
+  // pid 1 of another PID namespace on this boot: another container's app.
+  claim_one(f, "1:42:token:" + this_boot() + ":1", f.clock->now() + std::chrono::minutes(1));
+  f.clock->advance(std::chrono::seconds(59));
+  CHECK(worker.run_until_idle().delivered == 0);
+  CHECK(count_attempts(f.db, "crashed") == 0);
+  f.clock->advance(std::chrono::seconds(2));
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(count_attempts(f.db, "crashed") == 1);
+}
+
+TEST_CASE("a claim made before the last boot is taken over at once, lease or not") {
+  Fixture f(true);
+  Worker worker(f.dir.file("app.db"), fast_retry(f.options));
+  worker.subscribe("c", "t", recording("c"));
+  f.publish("t");
+  claim_one(f, "1:42:token:00000000-0000-0000-0000-000000000000:1",
+            f.clock->now() + std::chrono::hours(1));
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(count_attempts(f.db, "crashed") == 1);
 }

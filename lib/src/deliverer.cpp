@@ -98,7 +98,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       read_cursor_(db, "SELECT cursor FROM sluice_consumers WHERE id = ?"),
       update_cursor_(db, "UPDATE sluice_consumers SET cursor = ?2 WHERE id = ?1"),
       claims_of_consumer_(db,
-                          "SELECT id, owner, from_seq, to_seq FROM sluice_claims "
+                          "SELECT id, owner, from_seq, to_seq, lease_until FROM sluice_claims "
                           "WHERE consumer_id = ? AND owner <> ?"),
       insert_claim_(db,
                     "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, "
@@ -240,7 +240,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
   claims_of_consumer_.bindNoCopy(2, identity_.owner());
   while (claims_of_consumer_.executeStep()) {
     std::string owner = claims_of_consumer_.getColumn(1).getString();
-    if (owner_alive(owner)) continue;
+    const TimePoint lease_until(Duration(claims_of_consumer_.getColumn(4).getInt64()));
+    if (!claim_abandoned(owner, lease_until, now)) continue;
     abandoned.push_back({claims_of_consumer_.getColumn(0).getInt64(), std::move(owner),
                          claims_of_consumer_.getColumn(2).getInt64(),
                          claims_of_consumer_.getColumn(3).getInt64()});

@@ -83,6 +83,9 @@ class Deliverer {
   // The earliest time after now at which a pending delivery of `spec` falls due.
   std::optional<TimePoint> next_due(const ConsumerSpec& spec);
 
+  // The owner recorded on this deliverer's claims (see process_identity.hpp).
+  const std::string& owner() const { return identity_.owner(); }
+
  private:
   bool has_work(const ConsumerSpec& spec, TimePoint now);
   // After the clock was set back past when retries were scheduled, makes them due at once: the

@@ -1,6 +1,7 @@
 #include "sluice/worker.hpp"
 
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +11,7 @@
 #include "commit_signal.hpp"
 #include "consumer_registry.hpp"
 #include "deliverer.hpp"
+#include "lease_keeper.hpp"
 #include "log_to.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
@@ -67,6 +69,11 @@ struct Worker::Impl {
     }
     deliverer =
         guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
+    // A file no other connection can open (":memory:") has nobody to keep claims from.
+    const char* file = sqlite3_db_filename(db->getHandle(), "main");
+    if (file != nullptr && *file != '\0') {
+      lease_keeper = std::make_unique<LeaseKeeper>(file, deliverer->owner(), options);
+    }
     signal = CommitSignal::of(*db);
     data_version = std::make_unique<SQLite::Statement>(*db, "PRAGMA data_version");
   }
@@ -114,6 +121,7 @@ struct Worker::Impl {
       totals.retried += step.retried + step.snoozed;
       totals.dead_lettered += step.dead_lettered;
     }
+    if (lease_keeper) lease_keeper->hold(holds_claims());
     return progressed;
   }
 
@@ -199,6 +207,7 @@ struct Worker::Impl {
         log_error("worker could not release its claim on stop", e);
       }
     }
+    if (lease_keeper) lease_keeper->hold(holds_claims());
   }
 
   Options options;
@@ -207,6 +216,7 @@ struct Worker::Impl {
   SQLite::Database* db = nullptr;
   std::vector<Consumer> consumers;
   std::unique_ptr<Deliverer> deliverer;
+  std::unique_ptr<LeaseKeeper> lease_keeper;  // null for a file only this process can see
   std::unique_ptr<SQLite::Statement> data_version;
   CommitSignal* signal = nullptr;
 
