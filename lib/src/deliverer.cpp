@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 
 #include "attempt_log.hpp"
 #include "bind_text.hpp"
 #include "crash_point.hpp"
 #include "event_codec.hpp"
+#include "log_to.hpp"
 #include "rewind.hpp"
 #include "saturating_time.hpp"
 #include "sluice/error.hpp"
@@ -58,7 +60,7 @@ std::string event_query(const std::string& tail) {
 // Due pending rows of consumer ?1 at time ?2 through `index`, oldest due first, at most ?4; with
 // ?3 = 1 (an ordered consumer) none that an earlier event of its key holds back.
 std::string due_query(const std::string& index, const std::string& condition) {
-  return event_query(", d.attempts FROM sluice_deliveries d INDEXED BY " + index +
+  return event_query(", d.attempts, d.suspect FROM sluice_deliveries d INDEXED BY " + index +
                      " JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND " +
                      condition +
                      "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?3 = 0 OR d.key IS "
@@ -118,7 +120,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                                     "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
                                     "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
       due_rows_(db, due_query("sluice_deliveries_due", "")),
-      due_suspects_(db, due_query("sluice_deliveries_suspect", "d.suspect = 1 AND ")),
+      due_suspects_(db, due_query("sluice_deliveries_suspect", "d.suspect > 0 AND ")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -264,9 +266,20 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
       victims.emplace_back(read_event(claimed_rows_),
                            claimed_rows_.getColumn(kEventColumnCount).getInt());
     }
+    const long long dead_before = result.dead_lettered;
     for (const auto& [event, attempt] : victims)
-      record_crash(spec, event, attempt, error, now, result);
+      record_crash(spec, event, attempt, victims.size(), error, now, result);
     drop_claim(claim.id);
+    if (victims.empty()) continue;
+    // One line per claim: a relay killed with thousands of events claimed logged a line each.
+    const long long dead = result.dead_lettered - dead_before;
+    log_to(options_, dead > 0 ? LogLevel::kError : LogLevel::kWarn, "crash recovered",
+           {{"consumer", spec.name},
+            {"events", std::to_string(victims.size())},
+            {"dead_lettered", std::to_string(dead)},
+            {"first_event_id", victims.front().first.id},
+            {"last_event_id", victims.back().first.id},
+            {"error", error}});
   }
 }
 
@@ -313,9 +326,9 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   insert_claim_.exec();
   claim.id = db_.getLastInsertRowid();
 
-  // Events whose batch crashed are retried one at a time, so a poison event cannot take
-  // innocent ones down with it again.
-  claim_due(spec, now, claim.id, true, 1, claim.items);
+  // Events whose batch crashed are retried in ever smaller groups, apart from other work, so a
+  // poison event cannot take innocent ones down with it again and again.
+  claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
   if (claim.items.empty()) {
     claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
     const int room = options_.batch_size - static_cast<int>(claim.items.size());
@@ -418,7 +431,19 @@ void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_
   due.bind(2, static_cast<int64_t>(to_millis(now)));
   due.bind(3, spec.options.ordered ? 1 : 0);
   due.bind(4, limit);
-  while (due.executeStep()) {
+  // Crash suspects are claimed in the group size their crash gave them (see record_crash): as
+  // many as the first due one's, of those with the same size.
+  int group = 0;
+  while (items.size() - first < static_cast<std::size_t>(limit) && due.executeStep()) {
+    if (suspects_only) {
+      const int size = due.getColumn(kEventColumnCount + 1).getInt();
+      if (group == 0) {
+        group = size;
+        limit = std::min(limit, size);
+      } else if (size != group) {
+        continue;
+      }
+    }
     const int attempts = due.getColumn(kEventColumnCount).getInt();
     items.push_back({read_event(due), attempts + 1, false});
   }
@@ -763,7 +788,7 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
   const Event& event = item.event;
   if (outcome.kind == Outcome::Kind::kSnooze) {
     write_delivery(spec.id, event, "pending", item.attempt - 1, add_saturating(now, outcome.delay),
-                   false, "snoozed", {}, std::nullopt, now);
+                   0, "snoozed", {}, std::nullopt, now);
     ++result.snoozed;
     return;
   }
@@ -776,38 +801,45 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
   }
   if (reason != nullptr) {
     SLUICE_CRASH_POINT("during-dead-letter");
-    write_delivery(spec.id, event, "dead", item.attempt, now, false, reason, error, now, now);
+    write_delivery(spec.id, event, "dead", item.attempt, now, 0, reason, error, now, now);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered", spec, event, item.attempt, error, now);
     return;
   }
   SLUICE_CRASH_POINT("during-backoff");
   const TimePoint next = add_saturating(now, spec.retry.backoff(item.attempt, event.seq));
-  write_delivery(spec.id, event, "pending", item.attempt, next, false, "retry", error, now, now);
+  write_delivery(spec.id, event, "pending", item.attempt, next, 0, "retry", error, now, now);
   ++result.retried;
   log(LogLevel::kWarn, "retry scheduled", spec, event, item.attempt, error, now);
 }
 
 void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt,
-                             const std::string& error, TimePoint now, StepResult& result) {
-  if (attempt >= spec.retry.max_attempts) {
-    write_delivery(spec.id, event, "dead", attempt, now, false, "crashed", error, now, now);
+                             std::size_t company, const std::string& error, TimePoint now,
+                             StepResult& result) {
+  // Only an event that crashed alone is known to be the one that crashed the process.
+  if (attempt >= spec.retry.max_attempts && company == 1) {
+    write_delivery(spec.id, event, "dead", attempt, now, 0, "crashed", error, now, now);
     ++result.dead_lettered;
-    log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
     return;
   }
+  // The suspects of a claim are retried in halves until the crashing one is alone, so a poison
+  // among n costs O(log n) crashes rather than n transactions. An event's last attempt is made
+  // alone, so that it is not dead-lettered for a neighbour's crash; one that crashed in company
+  // at its last attempt gets one more, alone.
+  const int group = attempt + 1 >= spec.retry.max_attempts
+                        ? 1
+                        : static_cast<int>(std::min<std::size_t>((company + 1) / 2, INT_MAX));
   write_delivery(spec.id, event, "pending", attempt,
-                 add_saturating(now, spec.retry.backoff(attempt, event.seq)), true, "crashed",
+                 add_saturating(now, spec.retry.backoff(attempt, event.seq)), group, "crashed",
                  error, now, now);
   ++result.retried;
-  log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
 }
 
 void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
                           TimePoint next_attempt_at) {
   // Not a backoff: a not-before time is absolute, and held-back events are due at once.
-  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, false, reason,
-                 {}, std::nullopt, TimePoint{});
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, 0, reason, {},
+                 std::nullopt, TimePoint{});
 }
 
 void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result) {
@@ -873,7 +905,7 @@ bool Deliverer::seen(std::int64_t consumer_id, const std::string& event_id) {
 }
 
 void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, const char* state,
-                               int attempts, TimePoint next_attempt_at, bool suspect,
+                               int attempts, TimePoint next_attempt_at, int suspect,
                                const char* reason, const std::string& error,
                                std::optional<TimePoint> failed_at, TimePoint scheduled_at) {
   SQLite::Statement& s = write_delivery_;
@@ -885,7 +917,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.bind(5, attempts);
   s.bind(6, static_cast<int64_t>(to_millis(next_attempt_at)));
   s.bind(7);  // claim_id: rows are claimed only by mark_claimed_
-  s.bind(8, suspect ? 1 : 0);
+  s.bind(8, suspect);
   s.bindNoCopy(9, reason);
   bind_text_or_null(s, 10, error);
   if (failed_at) {

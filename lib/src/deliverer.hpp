@@ -149,8 +149,9 @@ class Deliverer {
   // the item's key as failed, for the rest of the claim.
   void record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                       TimePoint now, StepResult& result);
-  void record_crash(ConsumerSpec& spec, const Event& event, int attempt, const std::string& error,
-                    TimePoint now, StepResult& result);
+  // Records that the claim holding the event died with it, among `company` events in all.
+  void record_crash(ConsumerSpec& spec, const Event& event, int attempt, std::size_t company,
+                    const std::string& error, TimePoint now, StepResult& result);
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
                  TimePoint next_attempt_at);
   void add_counters(const ConsumerSpec& spec, const StepResult& result);
@@ -163,9 +164,10 @@ class Deliverer {
                        TimePoint now, StepResult& result);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
   // Upserts the (event, consumer) row; a failure (`failed_at` set) is added to its history.
-  // `scheduled_at` is when a backoff started (see schema.cpp).
+  // `scheduled_at` is when a backoff started, `suspect` the size of the crash suspects' group it
+  // is claimed in, 0 if none (see schema.cpp).
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
-                      TimePoint next_attempt_at, bool suspect, const char* reason,
+                      TimePoint next_attempt_at, int suspect, const char* reason,
                       const std::string& error, std::optional<TimePoint> failed_at,
                       TimePoint scheduled_at);
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
