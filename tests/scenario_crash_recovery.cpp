@@ -30,19 +30,18 @@ Options fast_retry(Options options) {
 
 constexpr const char* kPoison = R"({"poison":true})";
 
-// Records the event in the app table, then aborts the process on the poison payload.
-void record_or_abort(const Event& e, Context& ctx) {
-  recording("c")(e, ctx);
-  if (e.payload == kPoison) std::abort();
+// Consumer "c" records each event in the app table, then aborts the process on the poison one.
+void subscribe_record_or_abort(Worker& worker) {
+  worker.subscribe("c", "t", [](const Event& e, Context& ctx) {
+    recording("c")(e, ctx);
+    if (e.payload == kPoison) std::abort();
+  });
 }
 
 // Runs a worker in a child process, with its handlers registered by `subscribe`, until idle.
 // Returns true if the child died of an abort.
-bool child_crashed(
-    const std::string& path, const Options& options,
-    const std::function<void(Worker&)>& subscribe = [](Worker& worker) {
-      worker.subscribe("c", "t", record_or_abort);
-    }) {
+bool child_crashed(const std::string& path, const Options& options,
+                   const std::function<void(Worker&)>& subscribe) {
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -62,22 +61,32 @@ bool child_crashed(
   return WIFSIGNALED(status);
 }
 
+// Registers consumer "c" with `subscribe` and publishes `events` events to "t", the one at
+// `poison` with the poison payload. Then runs child workers until one drains without crashing
+// and returns how many crashed (at most `most`).
+int crashes_until_drained(Fixture& f, const Options& options, int events, int poison, int most,
+                          const std::function<void(Worker&)>& subscribe) {
+  const std::string path = f.dir.file("app.db");
+  {
+    Worker registrar(path, options);
+    subscribe(registrar);
+  }
+  for (int i = 0; i < events; ++i) f.publish("t", i == poison ? kPoison : "{}");
+  int crashes = 0;
+  while (child_crashed(path, options, subscribe)) {
+    ++crashes;
+    REQUIRE(crashes <= most);
+  }
+  return crashes;
+}
+
 }  // namespace
 
 TEST_CASE("a poison event that kills the process is dead-lettered as crashed after max attempts") {
   Fixture f(true);
   const Options options = fast_retry(f.options);
-  const std::string path = f.dir.file("app.db");
-  {
-    Worker registrar(path, options);
-    registrar.subscribe("c", "t", recording("c"));
-  }
-  for (int i = 0; i < 10; ++i) f.publish("t", i == 4 ? kPoison : "{}");
-  int crashes = 0;
-  while (child_crashed(path, options)) {
-    ++crashes;
-    REQUIRE(crashes <= options.retry.max_attempts);
-  }
+  const int crashes = crashes_until_drained(f, options, 10, 4, options.retry.max_attempts,
+                                            subscribe_record_or_abort);
   CHECK(crashes == options.retry.max_attempts);
   const auto letters = list_dead_letters(f.db, {});
   REQUIRE(letters.size() == 1);
@@ -94,7 +103,6 @@ TEST_CASE("a poison among n crash suspects costs O(log n) crashes' worth of batc
   Options options = fast_retry(f.options);
   options.batch_size = 128;
   options.retry.max_attempts = 10;
-  const std::string path = f.dir.file("app.db");
   const std::string calls_path = f.dir.file("batch-calls");
   const auto subscribe = [&calls_path](Worker& worker) {
     worker.subscribe_batch("c", "t",
@@ -107,17 +115,9 @@ TEST_CASE("a poison among n crash suspects costs O(log n) crashes' worth of batc
                            },
                            {.mode = DeliveryMode::kOutsideTransaction});
   };
-  {
-    Worker registrar(path, options);
-    subscribe(registrar);
-  }
   constexpr int kEvents = 64;  // log2: 6
-  for (int i = 0; i < kEvents; ++i) f.publish("t", i == 41 ? kPoison : "{}");
-  int crashes = 0;
-  while (child_crashed(path, options, subscribe)) {
-    ++crashes;
-    REQUIRE(crashes <= options.retry.max_attempts);
-  }
+  const int crashes =
+      crashes_until_drained(f, options, kEvents, 41, options.retry.max_attempts, subscribe);
   std::ifstream calls_file(calls_path);
   int batches = 0;
   for (std::string line; std::getline(calls_file, line);) ++batches;
@@ -137,17 +137,7 @@ TEST_CASE(
   Fixture f(true);
   Options options = fast_retry(f.options);
   options.retry.max_attempts = 1;
-  const std::string path = f.dir.file("app.db");
-  {
-    Worker registrar(path, options);
-    registrar.subscribe("c", "t", recording("c"));
-  }
-  for (int i = 0; i < 10; ++i) f.publish("t", i == 4 ? kPoison : "{}");
-  int crashes = 0;
-  while (child_crashed(path, options)) {
-    ++crashes;
-    REQUIRE(crashes <= 2);
-  }
+  const int crashes = crashes_until_drained(f, options, 10, 4, 2, subscribe_record_or_abort);
   // Its one attempt crashed in company, so each event is tried alone once more.
   CHECK(crashes == 2);
   const auto letters = list_dead_letters(f.db, {});

@@ -125,6 +125,13 @@ struct Setup {
 
   ConsumerStats stats() { return consumer_stats(db, options).at(0); }
 
+  // Waits for the event to be delivered, and checks that it took no retry.
+  void check_delivered_without_retry() {
+    REQUIRE(eventually([&] { return stats().delivered_total == 1; }, seconds(30)));
+    CHECK(stats().retries_total == 0);
+    CHECK(list_dead_letters(db, {}).empty());
+  }
+
   TempDir dir;
   Options options;
   std::string path;
@@ -158,10 +165,8 @@ TEST_CASE("a live worker's claim is not taken over from another PID namespace, p
   CHECK(s.stats().claimed == 1);
 
   release(s.fifo);
-  REQUIRE(eventually([&] { return s.stats().delivered_total == 1; }, seconds(30)));
+  s.check_delivered_without_retry();
   CHECK(calls_in(owner.out()) == 1);
-  CHECK(s.stats().retries_total == 0);
-  CHECK(list_dead_letters(s.db, {}).empty());
 }
 
 TEST_CASE("a worker that cannot read /proc keeps its claim while it lives") {
@@ -177,10 +182,8 @@ TEST_CASE("a worker that cannot read /proc keeps its claim while it lives") {
   CHECK(s.stats().retries_total == 0);
 
   release(s.fifo);
-  REQUIRE(eventually([&] { return s.stats().delivered_total == 1; }, seconds(30)));
+  s.check_delivered_without_retry();
   CHECK(calls_in(owner.out()) == 1);
-  CHECK(s.stats().retries_total == 0);
-  CHECK(list_dead_letters(s.db, {}).empty());
 }
 
 TEST_CASE("a worker that cannot read /proc takes no live worker's claim") {
@@ -216,10 +219,7 @@ TEST_CASE("a worker that cannot read /proc takes no live worker's claim") {
   CHECK(s.stats().retries_total == 0);
 
   released.set_value();
-  REQUIRE(eventually([&] { return s.stats().delivered_total == 1; }, seconds(30)));
-  owner.stop();
-  CHECK(s.stats().retries_total == 0);
-  CHECK(list_dead_letters(s.db, {}).empty());
+  s.check_delivered_without_retry();
 }
 
 TEST_CASE("a dead worker's claim is recovered within the claim lease, wherever it ran") {
