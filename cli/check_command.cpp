@@ -9,6 +9,7 @@
 #include "exit_code.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "retention_views.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sluice/inspect.hpp"
@@ -18,6 +19,11 @@
 
 namespace sluice::cli {
 namespace {
+
+// A consumer keeping events older than this from prune pins retention.
+constexpr Duration kPinnedAfter = std::chrono::hours(24);
+// Events left for a handler this long have none among the running workers.
+constexpr Duration kUnhandledAfter = std::chrono::minutes(15);
 
 enum class Severity { kOk, kWarning, kProblem };
 
@@ -93,6 +99,36 @@ CheckResult check_expired_claims(SQLite::Database& db, const Options& options) {
               " lease: a worker may be stuck"};
 }
 
+CheckResult check_retention(SQLite::Database& db, const Options& options) {
+  const TimePoint now = system_clock()->now();
+  std::string pins;
+  for (const RetentionHold& hold : retention_holds(db, kPinnedAfter, options)) {
+    if (hold.reason != HoldReason::kCursor && hold.reason != HoldReason::kClaim) continue;
+    pins += (pins.empty() ? "" : "; ") + describe_hold(hold, now);
+  }
+  if (pins.empty()) {
+    return {"retention", Severity::kOk,
+            "no consumer keeps events older than " + format_duration(kPinnedAfter) + " from prune"};
+  }
+  return {"retention", Severity::kWarning, pins};
+}
+
+CheckResult check_waiting_for_handler(SQLite::Database& db, const Options& options) {
+  const TimePoint now = system_clock()->now();
+  std::string waits;
+  for (const HandlerWait& wait : waiting_for_handler(db, kUnhandledAfter, options)) {
+    waits += (waits.empty() ? "" : "; ") + std::to_string(wait.events) + " event(s) of consumer " +
+             wait.consumer + " (topic " + wait.topic +
+             ") wait for a handler no running worker has registered, the oldest " +
+             format_duration(now - wait.oldest) + " old";
+  }
+  if (waits.empty()) {
+    return {"no_handler", Severity::kOk,
+            "no event waits longer than " + format_duration(kUnhandledAfter) + " for a handler"};
+  }
+  return {"no_handler", Severity::kWarning, waits};
+}
+
 std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {
   long long dead = 0;
   long long parked = 0;
@@ -134,6 +170,8 @@ std::vector<CheckResult> run_checks(const Session& session) {
   for (CheckResult& result : check_counts(consumer_stats(*db, options))) {
     results.push_back(std::move(result));
   }
+  results.push_back(check_retention(*db, options));
+  results.push_back(check_waiting_for_handler(*db, options));
   return results;
 }
 
@@ -148,7 +186,10 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
       "check", "Health check: exit 0 healthy, 1 warnings, 2 problems (for cron and probes)");
   command->footer(
       "Checks: file, integrity (PRAGMA integrity_check), schema version, dedup_horizon,\n"
-      "expired_claims, dead_letters, parked_keys.\nExample:\n  sluice --db app.db check --json || "
+      "expired_claims, dead_letters, parked_keys, retention (a consumer keeps events older than\n"
+      "1d from prune: no worker of it took them), no_handler (events left 15m or more\n"
+      "for a handler no running worker has). Reads only.\nExample:\n  sluice --db app.db check "
+      "--json || "
       "alert");
   command->add_flag("--json", args->json, "Print {status, checks: [{name, status, detail}]}");
   command->callback([session, args]() {

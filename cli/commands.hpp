@@ -19,6 +19,7 @@ void add_tail_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_dlq_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_replay_command(CLI::App& app, std::shared_ptr<Session> session);
+void add_consumer_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_prune_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_check_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_export_command(CLI::App& app, std::shared_ptr<Session> session);

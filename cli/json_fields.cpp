@@ -70,7 +70,8 @@ Json consumer_stats_json(const ConsumerStats& stats) {
               {"retries_total", stats.retries_total},
               {"snoozed_total", stats.snoozed_total},
               {"lag_seconds", static_cast<double>(stats.lag.count()) / 1000.0},
-              {"parked_keys", stats.parked_keys}};
+              {"parked_keys", stats.parked_keys},
+              {"waiting_for_handler", stats.waiting_for_handler}};
 }
 
 void print_json(std::ostream& out, const Json& document) { out << document.dump(2) << '\n'; }

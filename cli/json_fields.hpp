@@ -25,7 +25,7 @@ Json attempt_json(const AttemptRecord& attempt);
 // first_failed_at, last_failed_at, discarded, note.
 Json dead_letter_json(const DeadLetter& dead_letter);
 // consumer, topics, pending, claimed, retrying, dead, delivered_total, retries_total,
-// lag_seconds, parked_keys.
+// lag_seconds, parked_keys, waiting_for_handler.
 Json consumer_stats_json(const ConsumerStats& stats);
 
 // An RFC 3339 string, or null when unset.

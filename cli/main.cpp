@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add_enqueue_command(app, session);
   add_dlq_command(app, session);
   add_replay_command(app, session);
+  add_consumer_command(app, session);
   add_prune_command(app, session);
   add_check_command(app, session);
   add_export_command(app, session);

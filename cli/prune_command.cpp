@@ -8,6 +8,7 @@
 #include "format.hpp"
 #include "json_fields.hpp"
 #include "progress_bar.hpp"
+#include "retention_views.hpp"
 #include "sluice/retention.hpp"
 #include "usage_error.hpp"
 
@@ -26,13 +27,16 @@ void add_prune_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->footer(
       "Pending, retrying, claimed and dead-lettered work is never pruned. A retention under the\n"
       "dedup horizon (the longest retry span) is refused without --force: a duplicate could slip "
-      "in.\nExample:\n  sluice --db app.db prune --older-than 7d --dry-run");
+      "in.\nAfterwards it says which consumers keep older events, and why (a consumer that is no\n"
+      "longer run keeps every later event: sluice consumer remove NAME).\nExample:\n  sluice --db "
+      "app.db prune --older-than 7d --dry-run");
   command->add_option("--older-than", args->older_than, "Retention, e.g. 7d")
       ->type_name("DUR")
       ->required();
   command->add_flag("--dry-run", args->dry_run, "Count only; delete nothing");
   command->add_flag("--force", args->force, "Allow a retention under the dedup horizon");
-  command->add_flag("--json", args->json, "Print {dry_run, older_than, dedup_horizon, pruned}");
+  command->add_flag("--json", args->json,
+                    "Print {dry_run, older_than, dedup_horizon, pruned, held_back: [...]}");
   command->callback([session, args]() {
     const Duration retention = parse_duration(args->older_than);
     SQLite::Database db = session->open();
@@ -46,11 +50,14 @@ void add_prune_command(CLI::App& app, std::shared_ptr<Session> session) {
     PruneOptions prune_options;
     prune_options.force = args->force;
     prune_options.dry_run = args->dry_run;
+    std::vector<RetentionHold> held_back;
+    prune_options.held_back = &held_back;
     long long pruned = 0;
     const bool show_progress = !args->dry_run && is_terminal(STDERR_FILENO);
     if (show_progress) {
       PruneOptions count_only = prune_options;
       count_only.dry_run = true;
+      count_only.held_back = nullptr;
       const long long total = prune(db, retention, count_only, options);
       ProgressBar bar(std::cerr, "prune", total, true);
       prune_options.progress = [&bar](long long done) { bar.update(done); };
@@ -59,13 +66,20 @@ void add_prune_command(CLI::App& app, std::shared_ptr<Session> session) {
       pruned = prune(db, retention, prune_options, options);
     }
     if (args->json) {
+      Json holds = Json::array();
+      for (const RetentionHold& hold : held_back) holds.push_back(hold_json(hold));
       return print_json(std::cout, Json{{"dry_run", args->dry_run},
                                         {"older_than", format_duration(retention)},
                                         {"dedup_horizon", format_duration(horizon)},
-                                        {"pruned", pruned}});
+                                        {"pruned", pruned},
+                                        {"held_back", holds}});
     }
     std::cout << (args->dry_run ? "would prune " : "pruned ") << pruned << " event(s) older than "
               << format_duration(retention) << '\n';
+    const TimePoint now = system_clock()->now();
+    for (const RetentionHold& hold : held_back) {
+      std::cout << "kept: " << describe_hold(hold, now) << '\n';
+    }
   });
 }
 

@@ -35,11 +35,12 @@ std::string highlight(const Style& style, long long value, bool bad) {
 
 void print_table(const std::vector<ConsumerStats>& stats, const Trends* trends,
                  const Style& style) {
-  std::vector<std::string> headers{"CONSUMER", "TOPICS",    "PENDING", "CLAIMED", "RETRYING",
-                                   "DEAD",     "DELIVERED", "RETRIES", "LAG",     "PARKED"};
+  std::vector<std::string> headers{"CONSUMER", "TOPICS", "PENDING",   "CLAIMED",
+                                   "RETRYING", "DEAD",   "DELIVERED", "RETRIES",
+                                   "LAG",      "PARKED", "NO HANDLER"};
   if (trends != nullptr) headers.push_back("BACKLOG TREND");
   Table table(headers);
-  for (std::size_t column = 2; column <= 9; ++column) table.align_right(column);
+  for (std::size_t column = 2; column <= 10; ++column) table.align_right(column);
   for (const ConsumerStats& s : stats) {
     std::vector<std::string> row{s.consumer,
                                  join(s.topics),
@@ -50,7 +51,8 @@ void print_table(const std::vector<ConsumerStats>& stats, const Trends* trends,
                                  std::to_string(s.delivered_total),
                                  std::to_string(s.retries_total),
                                  format_duration(s.lag),
-                                 highlight(style, s.parked_keys, false)};
+                                 highlight(style, s.parked_keys, false),
+                                 highlight(style, s.waiting_for_handler, false)};
     if (trends != nullptr) {
       const auto& samples = trends->at(s.consumer);
       row.push_back(sparkline({samples.begin(), samples.end()}));
@@ -115,7 +117,9 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(
-      "stats", "Per consumer: pending, claimed, retrying, dead, delivered, retries, lag, parked");
+      "stats",
+      "Per consumer: pending, claimed, retrying, dead, delivered, retries, lag, parked, and events "
+      "waiting for a handler");
   command->footer(
       "Example:\n  sluice --db app.db stats\n  sluice --db app.db stats --watch 2   "
       "# redraw every 2 s with a backlog sparkline");

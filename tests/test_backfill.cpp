@@ -58,3 +58,25 @@ TEST_CASE("backfill refuses an unknown consumer, an unknown event or an ambiguou
   CHECK_THROWS_AS(backfill(f.db, "search", {}), InvalidArgument);
   CHECK(count(f.db, "sluice_deliveries") == 0);
 }
+
+TEST_CASE("a backfill of an event an outside handler is handling at that moment re-delivers it") {
+  Fixture f(true);
+  Worker worker(f.db, f.options);
+  SQLite::Database operator_db = open_database(f.dir.file("app.db"), f.options);
+  std::vector<std::string> handled;
+  std::string first_id;
+  worker.subscribe(
+      "mailer", "mail",
+      [&](const Event& e, Context&) {
+        handled.push_back(e.id);
+        // The operator backfills while this handler runs.
+        if (handled.size() == 1) {
+          CHECK(backfill(operator_db, "mailer", {.from_event_id = e.id}, f.options) == 1);
+        }
+      },
+      {.mode = DeliveryMode::kOutsideTransaction});
+  first_id = f.publish("mail").id;
+  worker.run_until_idle();
+  CHECK(handled == std::vector<std::string>{first_id, first_id});
+  CHECK(count(f.db, "sluice_deliveries") == 0);
+}

@@ -1,5 +1,6 @@
 // Operators repair a live pipeline: a worker runs in another process while the CLI replays its
 // dead letter; the replayed event is applied exactly once, within the worker's poll interval.
+#include <SQLiteCpp/Transaction.h>
 #include <doctest/doctest.h>
 
 #include <csignal>
@@ -26,6 +27,11 @@ bool eventually(Condition condition, milliseconds timeout) {
     std::this_thread::sleep_for(milliseconds(5));
   }
   return true;
+}
+
+long long count_where(const CliFixture& f, const std::string& sql) {
+  SQLite::Database db(f.db_path, SQLite::OPEN_READONLY);
+  return db.execAndGet(sql).getInt64();
 }
 
 long long applied(const CliFixture& f, const std::string& event_id) {
@@ -86,4 +92,46 @@ TEST_CASE("the CLI replays a dead letter while a worker in another process runs"
   const auto deliveries = f.json({"show", "poison-42"})["deliveries"];
   REQUIRE(deliveries.size() == 1);
   CHECK(deliveries[0]["state"] == "delivered");
+}
+
+TEST_CASE("dlq replay --all returns beside a worker that dead-letters the events again") {
+  CliFixture f;
+  f.init();
+  // Polling every millisecond, the worker fails replayed events again while the replay runs. A
+  // replay that re-selects "the first dead letters" until none is left never returned (issue 19).
+  ChildProcess worker({required_env("SLUICE_TEST_WORKER"), f.db_path, "1"});
+  REQUIRE(worker.wait_for_output(ChildProcess::Stream::kOut, "ready", seconds(30)));
+  constexpr int kDead = 5000;
+  {
+    SQLite::Database db = sluice::open_database(f.db_path, f.options());
+    sluice::Outbox outbox(db, f.options());
+    std::vector<sluice::NewEvent> events;
+    for (int i = 0; i < kDead; ++i) {
+      events.push_back({.topic = "order.placed",
+                        .payload = "{\"order\":" + std::to_string(i) + ",\"poison\":true}"});
+    }
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    outbox.enqueue_batch(events);
+    tx.commit();
+  }
+  const std::string dead = "SELECT count(*) FROM sluice_deliveries WHERE state = 'dead'";
+  REQUIRE(eventually([&]() { return count_where(f, dead) == kDead; }, seconds(60)));
+
+  const auto started = SteadyClock::now();
+  ChildProcess replay({cli_path(), "--db", f.db_path, "dlq", "replay", "--all", "--json"},
+                      CliFixture::clean_env({}));
+  const std::optional<int> exit_code = replay.wait(seconds(60));
+  REQUIRE_MESSAGE(exit_code.has_value(), "dlq replay --all still running after 60 s");
+  MESSAGE(
+      "replayed " << kDead << " dead letters beside a failing worker in "
+                  << std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started).count()
+                  << " ms");
+  CHECK(*exit_code == 0);
+  CHECK(json::parse(replay.out())["replayed"] == kDead);
+  CHECK(count_where(f,
+                    "SELECT count(*) FROM (SELECT 1 FROM sluice_attempts WHERE outcome = "
+                    "'replayed' GROUP BY event_seq, consumer_id HAVING count(*) > 1)") == 0);
+  CHECK(count_where(f, "SELECT count(*) FROM sluice_attempts WHERE outcome = 'replayed'") == kDead);
+  worker.signal(SIGTERM);
+  CHECK(worker.wait(seconds(30)) == 0);
 }

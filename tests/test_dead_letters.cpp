@@ -76,3 +76,67 @@ TEST_CASE("discard keeps an audit record with the note and needs one") {
   CHECK(count(f.db, "sluice_attempts", "outcome = 'discarded' AND error = 'refunded by hand'") ==
         1);
 }
+
+namespace {
+
+// A consumer "c" of topic "t" that dead-letters every event at once, with `dead` dead letters made.
+struct FailingForGood {
+  FailingForGood(Fixture& fixture, int dead) : f(fixture), worker(f.db, f.options) {
+    worker.subscribe("c", "t",
+                     [](const Event&, Context&) { throw PermanentError("still broken"); });
+    for (int i = 0; i < dead; ++i) f.publish("t");
+    worker.run_until_idle();
+  }
+  Fixture& f;
+  Worker worker;
+};
+
+// (event, consumer) pairs with more than one attempt row of `outcome`.
+long long repeated(SQLite::Database& db, const std::string& outcome) {
+  return count(db, "(SELECT 1 FROM sluice_attempts WHERE outcome = '" + outcome +
+                       "' GROUP BY event_seq, consumer_id HAVING count(*) > 1)");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "replay returns while a worker keeps dead-lettering: each dead letter of its start once") {
+  Fixture f;
+  constexpr int kDead = 500;  // more than one of replay's short transactions
+  FailingForGood setup(f, kDead);
+  REQUIRE(count(f.db, "sluice_deliveries", "state = 'dead'") == kDead);
+  // Between replay's transactions the worker fails every replayed event again at once. A replay
+  // that re-selects "the first dead letters" never ends; the test stops it after kDead rounds.
+  long long rounds = 0;
+  const long long replayed = replay_dead_letters(f.db, {}, f.options, [&](long long done) {
+    if (++rounds > kDead)
+      throw std::runtime_error("replay still running after " + std::to_string(done) + " replays");
+    setup.worker.run_until_idle();
+  });
+  CHECK(replayed == kDead);
+  CHECK(count(f.db, "sluice_attempts", "outcome = 'replayed'") == kDead);
+  CHECK(repeated(f.db, "replayed") == 0);
+  setup.worker.run_until_idle();
+  CHECK(count(f.db, "sluice_deliveries", "state = 'dead'") == kDead);
+}
+
+TEST_CASE("discard leaves alone the dead letters made while it runs") {
+  Fixture f;
+  constexpr int kDead = 450;
+  FailingForGood setup(f, kDead);
+  // After each of discard's transactions a new event is dead-lettered; a discard that re-selects
+  // would take it too, and keep going: the test stops it after kDead rounds.
+  long long rounds = 0;
+  const long long discarded =
+      discard_dead_letters(f.db, {}, "known bad batch", f.options, [&](long long done) {
+        if (++rounds > kDead)
+          throw std::runtime_error("discard still running after " + std::to_string(done) +
+                                   " discards");
+        f.publish("t");
+        setup.worker.run_until_idle();
+      });
+  CHECK(discarded == kDead);
+  CHECK(count(f.db, "sluice_deliveries", "state = 'discarded'") == kDead);
+  CHECK(count(f.db, "sluice_deliveries", "state = 'dead'") == rounds);  // the new ones
+  CHECK(repeated(f.db, "discarded") == 0);
+}

@@ -46,7 +46,11 @@ std::vector<std::string> full_scans(SQLite::Database& db, const std::string& sql
   SQLite::Statement plan(db, "EXPLAIN QUERY PLAN " + sql);
   while (plan.executeStep()) {
     std::string detail = plan.getColumn(3).getString();
-    if (detail.rfind("SCAN ", 0) == 0 && detail != "SCAN CONSTANT ROW") scans.push_back(detail);
+    // A table-valued function (json_each over the few topics a process handles) is no table.
+    if (detail.rfind("SCAN ", 0) == 0 && detail != "SCAN CONSTANT ROW" &&
+        detail.find("VIRTUAL TABLE") == std::string::npos) {
+      scans.push_back(detail);
+    }
   }
   return scans;
 }

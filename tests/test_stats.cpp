@@ -59,3 +59,43 @@ TEST_CASE("metrics text is Prometheus exposition with HELP and TYPE per metric")
       metrics_text(f.db, f.options).find("sluice_delivered_total{consumer=\"bill\\\"ing\"} 2\n") !=
       std::string::npos);
 }
+
+TEST_CASE("events waiting for a handler are counted per consumer, and by topic once old") {
+  Fixture f;
+  {
+    // A build with handlers for every topic of "c" ran once and recorded its subscriptions.
+    Worker newer(f.db, f.options);
+    for (const char* topic : {"t", "rare", "other"}) {
+      newer.subscribe("c", topic, [](const Event&, Context&) {});
+    }
+  }
+  // The build running now handles only "t": it leaves the others for a worker that has them.
+  Worker older(f.db, f.options);
+  older.subscribe("c", "t", [](const Event&, Context&) {});
+  older.subscribe("d", "t", [](const Event&, Context&) {});
+  f.publish("rare");
+  f.publish("other");
+  f.publish("t");
+  f.clock->advance(std::chrono::hours(1));
+  f.publish("rare");
+  older.run_until_idle();
+
+  const auto stats = consumer_stats(f.db, f.options);
+  REQUIRE(stats.size() == 2);
+  CHECK(stats[0].waiting_for_handler == 3);
+  CHECK(stats[0].pending == 3);
+  CHECK(stats[0].retrying == 0);
+  CHECK(stats[1].waiting_for_handler == 0);
+  CHECK(metrics_text(f.db, f.options).find("sluice_waiting_for_handler{consumer=\"c\"} 3") !=
+        std::string::npos);
+
+  const auto waits = waiting_for_handler(f.db, std::chrono::minutes(15), f.options);
+  REQUIRE(waits.size() == 2);
+  CHECK(waits[0].consumer == "c");
+  CHECK(waits[0].topic == "other");
+  CHECK(waits[0].events == 1);
+  CHECK(waits[1].topic == "rare");
+  CHECK(waits[1].events == 1);
+  CHECK(waits[1].oldest == f.clock->now() - std::chrono::hours(1));
+  CHECK(waiting_for_handler(f.db, std::chrono::hours(2), f.options).empty());
+}

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "json_string.hpp"
 #include "time_format.hpp"
 
 namespace sluice {
@@ -11,26 +12,6 @@ void append_number(std::string& out, long long value) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
   out.append(digits, end);
-}
-
-// A JSON string of `text`; bytes past ASCII are copied as they are, as SQLite's JSON reads them.
-void append_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte == '"' || byte == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20) {
-      out += "\\u00";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
 }
 
 }  // namespace
@@ -43,12 +24,12 @@ void write_attempt_log(std::string& out, int attempt, TimePoint at, std::string_
   out += ',';
   append_number(out, to_millis(at));
   out += ',';
-  append_string(out, outcome);
+  append_json_string(out, outcome);
   out += ',';
   if (error.empty()) {
     out += "null";
   } else {
-    append_string(out, error);
+    append_json_string(out, error);
   }
   out += "]]";
 }

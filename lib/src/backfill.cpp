@@ -4,6 +4,7 @@
 
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
+#include "schema.hpp"
 #include "sluice/error.hpp"
 #include "sql_filter.hpp"
 #include "sqlite_error.hpp"
@@ -16,7 +17,8 @@ namespace {
 constexpr int kBackfillBatch = 500;
 
 // Events of `range` the consumer has been handed already (seq <= its cursor) and that are not
-// waiting to be handled anyway.
+// waiting to be handled anyway. An event a worker is handling right now (claimed) is queued
+// again: the worker's outcome leaves a queued row alone, so it is delivered once more after.
 SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const BackfillRange& range) {
   if (range.from_event_id.empty() == !range.since.has_value()) {
     throw InvalidArgument("sluice: backfill: give exactly one of a start event ID or a start time");
@@ -37,7 +39,7 @@ SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const Bac
   sql.where("e.seq <= (SELECT cursor FROM sluice_consumers WHERE id = s.consumer_id)");
   sql.where(
       "NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = s.consumer_id AND "
-      "d.event_seq = e.seq AND d.state IN ('pending', 'claimed'))");
+      "d.event_seq = e.seq AND d.state = 'pending')");
   return sql;
 }
 
@@ -78,10 +80,13 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
                                "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
       SQLite::Statement queue(
           db,
+          // Due at once (schema::kDueAtOnce): its not-before time was met when it was first
+          // delivered, even if a clock set back since reads earlier.
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
-          "next_attempt_at, reason) VALUES (?1, ?2, 'pending', ?3, 0, ?4, 'backfilled') "
-          "ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = 'pending', attempts = 0, "
-          "next_attempt_at = ?4, suspect = 0, claim_id = NULL, reason = 'backfilled'");
+          "next_attempt_at, scheduled_at, reason) VALUES (?1, ?2, 'pending', ?3, 0, ?4, 0, "
+          "'backfilled') ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = 'pending', "
+          "attempts = 0, next_attempt_at = ?4, scheduled_at = 0, suspect = 0, claim_id = NULL, "
+          "reason = 'backfilled'");
       SQLite::Statement history(db,
                                 "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, "
                                 "at, outcome) VALUES (?, ?, 0, ?, 'backfilled')");
@@ -100,7 +105,7 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
         } else {
           queue.bind(3, select.getColumn(2).getString());
         }
-        queue.bind(4, static_cast<int64_t>(to_millis(now)));
+        queue.bind(4, static_cast<int64_t>(to_millis(schema::kDueAtOnce)));
         queue.exec();
         history.reset();
         history.bind(1, static_cast<int64_t>(id));
@@ -109,6 +114,13 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
         history.exec();
         after = seq;
         ++rows;
+      }
+      // A worker holding a claim made before this sees the count change and gives back what it
+      // has not started, so each event is delivered once more, in order (see deliverer.cpp).
+      if (rows > 0) {
+        db.exec(
+            "INSERT INTO sluice_meta (name, value) VALUES ('backfills', 1) "
+            "ON CONFLICT (name) DO UPDATE SET value = value + 1");
       }
       tx.commit();
       queued += rows;

@@ -37,13 +37,29 @@ const char* const kDeadLetterFrom =
     " FROM sluice_deliveries d JOIN sluice_events e ON e.seq = d.event_seq "
     "JOIN sluice_consumers c ON c.id = d.consumer_id WHERE 1";
 
-// Applies `change` to matching dead letters, kDeadLetterBatch per transaction. `change` has
-// parameters ?1 consumer id, ?2 event seq, ?3 now, ?4 note.
+// The highest event seq of a dead letter matching `sql`, 0 when none does.
+std::int64_t highest_match(SQLite::Database& db, const SqlFilter& sql) {
+  SQLite::Statement highest(
+      db, std::string("SELECT coalesce(max(d.event_seq), 0)") + kDeadLetterFrom + sql.clause());
+  sql.bind(highest);
+  highest.executeStep();
+  return highest.getColumn(0).getInt64();
+}
+
+// Applies `change` to the dead letters matching when it starts, kDeadLetterBatch per transaction.
+// `change` has parameters ?1 consumer id, ?2 event seq, ?3 now, ?4 note. It walks the matches once
+// in key order up to the highest event seq among them: a worker dead-letters replayed events again
+// behind the walk, and new dead letters come above the bound, so re-selecting "the first matches"
+// until none is left would never end beside a worker that keeps failing.
 long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                               const std::string& change, const char* history_outcome,
-                              const std::string& note, const Options& options) {
+                              const std::string& note, const Options& options,
+                              const DeadLetterProgress& progress) {
   const auto clock = options.clock ? options.clock : system_clock();
   const SqlFilter sql = dead_letter_filter(db, filter, false);
+  const std::int64_t last_seq = highest_match(db, sql);
+  std::int64_t after_seq = 0;
+  std::int64_t after_consumer = 0;
   long long changed = 0;
   while (true) {
     WriteTransaction tx(db);
@@ -51,9 +67,13 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
     SQLite::Statement select(db, std::string("SELECT d.consumer_id, d.event_seq, d.attempts, "
                                              "e.id, c.name, e.topic, d.last_error, e.created_at") +
                                      kDeadLetterFrom + sql.clause() +
-                                     " ORDER BY d.event_seq LIMIT " +
+                                     " AND (d.event_seq, d.consumer_id) > (?, ?) AND "
+                                     "d.event_seq <= ? ORDER BY d.event_seq, d.consumer_id LIMIT " +
                                      std::to_string(kDeadLetterBatch));
-    sql.bind(select);
+    const int next = sql.bind(select);
+    select.bind(next, static_cast<int64_t>(after_seq));
+    select.bind(next + 1, static_cast<int64_t>(after_consumer));
+    select.bind(next + 2, static_cast<int64_t>(last_seq));
     struct Row {
       std::int64_t consumer;
       std::int64_t seq;
@@ -75,6 +95,8 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
                        {"note", note}}});
     }
     if (rows.empty()) break;
+    after_seq = rows.back().seq;
+    after_consumer = rows.back().consumer;
     SQLite::Statement update(db, change);
     SQLite::Statement history(db,
                               "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, "
@@ -103,6 +125,7 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
     SLUICE_CRASH_POINT("during-replay");
     tx.commit();
     changed += static_cast<long long>(rows.size());
+    if (progress) progress(changed);
   }
   return changed;
 }
@@ -140,18 +163,29 @@ std::vector<DeadLetter> list_dead_letters(SQLite::Database& db, const DeadLetter
 
 long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                               const Options& options) {
+  return replay_dead_letters(db, filter, options, {});
+}
+
+long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                              const Options& options, const DeadLetterProgress& progress) {
   return guarded("replay dead letters", [&] {
     return change_dead_letters(
         db, filter,
         "UPDATE sluice_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?3, "
         "suspect = 0, claim_id = NULL, reason = 'replayed', note = nullif(?4, '') "
         "WHERE consumer_id = ?1 AND event_seq = ?2",
-        "replayed", {}, options);
+        "replayed", {}, options, progress);
   });
 }
 
 long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                                const std::string& note, const Options& options) {
+  return discard_dead_letters(db, filter, note, options, {});
+}
+
+long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                               const std::string& note, const Options& options,
+                               const DeadLetterProgress& progress) {
   if (note.empty()) {
     throw InvalidArgument("sluice: discard dead letters: a note saying why is required");
   }
@@ -159,7 +193,7 @@ long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& fil
     return change_dead_letters(db, filter,
                                "UPDATE sluice_deliveries SET state = 'discarded', note = ?4 "
                                "WHERE consumer_id = ?1 AND event_seq = ?2 AND ?3 IS NOT NULL",
-                               "discarded", note, options);
+                               "discarded", note, options, progress);
   });
 }
 

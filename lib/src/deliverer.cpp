@@ -10,9 +10,11 @@
 #include "bind_text.hpp"
 #include "crash_point.hpp"
 #include "event_codec.hpp"
+#include "json_string.hpp"
 #include "log_to.hpp"
 #include "rewind.hpp"
 #include "saturating_time.hpp"
+#include "schema.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -58,16 +60,18 @@ std::string event_query(const std::string& tail) {
 }
 
 // Due pending rows of consumer ?1 at time ?2 through `index`, oldest due first, at most ?4; with
-// ?3 = 1 (an ordered consumer) none that an earlier event of its key holds back.
+// ?3 = 1 (an ordered consumer) none that an earlier event of its key holds back; with ?5 a JSON
+// array of topics, only rows of those (the topics this process has a handler for).
 std::string due_query(const std::string& index, const std::string& condition) {
-  return event_query(", d.attempts, d.suspect FROM sluice_deliveries d INDEXED BY " + index +
-                     " JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND " +
-                     condition +
-                     "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?3 = 0 OR d.key IS "
-                     "NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b INDEXED BY "
-                     "sluice_deliveries_key WHERE b.consumer_id = d.consumer_id AND b.key = d.key "
-                     "AND b.event_seq < d.event_seq AND " +
-                     std::string(kBlocking) + ")) ORDER BY d.next_attempt_at LIMIT ?4");
+  return event_query(
+      ", d.attempts, d.reason, d.suspect FROM sluice_deliveries d INDEXED BY " + index +
+      " JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND " + condition +
+      "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?5 IS NULL OR e.topic "
+      "IN (SELECT value FROM json_each(?5))) AND (?3 = 0 OR d.key IS "
+      "NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b INDEXED BY "
+      "sluice_deliveries_key WHERE b.consumer_id = d.consumer_id AND b.key = d.key "
+      "AND b.event_seq < d.event_seq AND " +
+      std::string(kBlocking) + ")) ORDER BY d.next_attempt_at LIMIT ?4");
 }
 
 // An outside consumer marks a batch's delivered fresh events seen this many to a statement: one
@@ -89,13 +93,6 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       options_(options),
       clock_(options.clock ? options.clock : system_clock()),
       guard_(db),
-      has_work_(db,
-                "SELECT (SELECT coalesce(max(seq), 0) FROM sluice_events) > c.cursor "
-                "OR EXISTS (SELECT 1 FROM sluice_deliveries d INDEXED BY sluice_deliveries_due "
-                "WHERE d.consumer_id = c.id AND "
-                "d.state = 'pending' AND d.next_attempt_at <= ?2) "
-                "OR EXISTS (SELECT 1 FROM sluice_claims k WHERE k.consumer_id = c.id AND "
-                "k.owner <> ?3) FROM sluice_consumers c WHERE c.id = ?1"),
       newest_seq_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events"),
       read_cursor_(db, "SELECT cursor FROM sluice_consumers WHERE id = ?"),
       update_cursor_(db, "UPDATE sluice_consumers SET cursor = ?2 WHERE id = ?1"),
@@ -156,7 +153,10 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                        "INSERT INTO sluice_attempts (consumer_id, event_seq, attempt, at, outcome, "
                        "earlier) SELECT ?1, ?2, ?3, ?4, ?5, history FROM sluice_deliveries "
                        "WHERE consumer_id = ?1 AND event_seq = ?2"),
-      delete_delivery_(db, "DELETE FROM sluice_deliveries WHERE consumer_id = ? AND event_seq = ?"),
+      // Only a row still claimed: a backfill may have queued the event again meanwhile.
+      delete_delivery_(db,
+                       "DELETE FROM sluice_deliveries WHERE consumer_id = ? AND event_seq = ? "
+                       "AND state = 'claimed'"),
       insert_inbox_(db,
                     "INSERT INTO sluice_inbox (consumer_id, event_id, delivered_at) "
                     "VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
@@ -169,9 +169,22 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       next_due_(db,
                 "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
                 "state = 'pending' AND next_attempt_at > ?"),
+      // A row scheduled after ?2 is due no earlier than it was scheduled, so only the due index's
+      // range of rows due after ?2 is read.
+      reanchor_needed_(db,
+                       "SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_due "
+                       "WHERE consumer_id = ?1 AND state = 'pending' AND next_attempt_at > ?2 "
+                       "AND scheduled_at > ?2 LIMIT 1"),
+      // Never before the event's own not-before time, which is absolute.
       reanchor_retries_(db,
-                        "UPDATE sluice_deliveries SET next_attempt_at = ?2, scheduled_at = ?2 "
-                        "WHERE consumer_id = ?1 AND state = 'pending' AND scheduled_at > ?2"),
+                        "UPDATE sluice_deliveries INDEXED BY sluice_deliveries_due "
+                        "SET next_attempt_at = max(?2, coalesce((SELECT e.not_before FROM "
+                        "sluice_events e WHERE e.seq = event_seq), 0)), scheduled_at = ?2 "
+                        "WHERE consumer_id = ?1 AND state = 'pending' AND next_attempt_at > ?2 AND "
+                        "scheduled_at > ?2"),
+      subscription_count_(db, "SELECT count(*) FROM sluice_subscriptions WHERE consumer_id = ?"),
+      forget_seen_(db, "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?"),
+      backfills_(db, "SELECT value FROM sluice_meta WHERE name = 'backfills'"),
       savepoint_(db, "SAVEPOINT sluice_event"),
       release_savepoint_(db, "RELEASE sluice_event"),
       rollback_savepoint_(db, "ROLLBACK TO sluice_event") {}
@@ -192,23 +205,32 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   StepResult result;
   if (stopping) return result;
   const TimePoint now = clock_->now();
+  // Once per step of the clock back (and once for a worker new to the file), not on every step
+  // while the clock is behind its old reading: that scanned every pending row each time.
   if (now < spec.latest_now || spec.latest_now == TimePoint::min()) reanchor_retries(spec, now);
-  spec.latest_now = std::max(spec.latest_now, now);
+  spec.latest_now = now;
   if (!has_work(spec, now)) return result;
   WriteTransaction tx(db_);
   const auto locked = std::chrono::steady_clock::now();
   recover_abandoned(spec, now, result);
   add_counters(spec, result);
-  std::optional<Claim> claim = claim_into(spec, now);
+  bool moved = false;
+  std::optional<Claim> claim = claim_into(spec, now, moved);
   tx.commit();
   result.held_write_lock = std::chrono::steady_clock::now() - locked;
   SLUICE_CRASH_POINT("after-claim");
-  result.progressed = claim.has_value() || result.retried + result.dead_lettered > 0;
+  result.progressed = claim.has_value() || moved || result.retried + result.dead_lettered > 0;
   in_hand = std::move(claim);
   return result;
 }
 
 void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
+  rewind(reanchor_needed_);
+  reanchor_needed_.bind(1, static_cast<int64_t>(spec.id));
+  reanchor_needed_.bind(2, static_cast<int64_t>(to_millis(now)));
+  const bool needed = reanchor_needed_.executeStep();
+  rewind(reanchor_needed_);
+  if (!needed) return;
   WriteTransaction tx(db_);
   rewind(reanchor_retries_);
   reanchor_retries_.bind(1, static_cast<int64_t>(spec.id));
@@ -217,16 +239,74 @@ void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
   tx.commit();
 }
 
-bool Deliverer::has_work(const ConsumerSpec& spec, TimePoint now) {
-  rewind(has_work_);
-  has_work_.bind(1, static_cast<int64_t>(spec.id));
-  has_work_.bind(2, static_cast<int64_t>(to_millis(now)));
-  has_work_.bindNoCopy(3, identity_.owner());
-  const bool work = has_work_.executeStep() && has_work_.getColumn(0).getInt() != 0;
-  // A statement left stepping keeps its read snapshot, and BEGIN IMMEDIATE on a stale snapshot
-  // fails with SQLITE_BUSY at once instead of waiting.
-  rewind(has_work_);
-  return work;
+bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
+  // Every statement is rewound after its step: one left stepping keeps its read snapshot, and
+  // BEGIN IMMEDIATE on a stale snapshot fails with SQLITE_BUSY at once instead of waiting.
+  bool live_ones = false;
+  if (foreign_claims(spec, now, live_ones)) return true;
+  // One claim at a time per ordered consumer: while a live worker holds one, it delivers.
+  if (spec.options.ordered && live_ones) return false;
+  rewind(newest_seq_);
+  newest_seq_.executeStep();
+  const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
+  rewind(newest_seq_);
+  if (newest > read_cursor(spec)) return true;
+  // The claim's own query: a row held back by its key, or of a topic with no handler here, is
+  // not work, however long it waits.
+  refresh_topic_filter(spec);
+  bind_due(due_rows_, spec, now, 1);
+  const bool due = due_rows_.executeStep();
+  rewind(due_rows_);
+  return due;
+}
+
+bool Deliverer::foreign_claims(const ConsumerSpec& spec, TimePoint now, bool& live_ones) {
+  bool abandoned = false;
+  rewind(claims_of_consumer_);
+  claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
+  claims_of_consumer_.bindNoCopy(2, identity_.owner());
+  while (!abandoned && claims_of_consumer_.executeStep()) {
+    const TimePoint lease_until(Duration(claims_of_consumer_.getColumn(4).getInt64()));
+    if (!claim_abandoned(claims_of_consumer_.getColumn(1).getString(), lease_until, now)) {
+      live_ones = true;
+    } else {
+      abandoned = true;
+    }
+  }
+  rewind(claims_of_consumer_);
+  return abandoned;
+}
+
+void Deliverer::bind_due(SQLite::Statement& due, ConsumerSpec& spec, TimePoint now, int limit) {
+  rewind(due);
+  due.bind(1, static_cast<int64_t>(spec.id));
+  due.bind(2, static_cast<int64_t>(to_millis(now)));
+  due.bind(3, spec.options.ordered ? 1 : 0);
+  due.bind(4, limit);
+  if (spec.handled_topics.empty()) {
+    due.bind(5);
+  } else {
+    due.bindNoCopy(5, spec.handled_topics);
+  }
+}
+
+void Deliverer::refresh_topic_filter(ConsumerSpec& spec) {
+  rewind(subscription_count_);
+  subscription_count_.bind(1, static_cast<int64_t>(spec.id));
+  subscription_count_.executeStep();
+  const auto subscribed = static_cast<std::size_t>(subscription_count_.getColumn(0).getInt64());
+  rewind(subscription_count_);
+  spec.handled_topics.clear();
+  if (subscribed <= spec.handlers.size() + spec.batch_handlers.size()) return;
+  // Another instance subscribed the consumer to a topic this one has no handler for.
+  spec.handled_topics = "[";
+  const auto add = [&spec](const std::string& topic) {
+    if (spec.handled_topics.size() > 1) spec.handled_topics += ',';
+    append_json_string(spec.handled_topics, topic);
+  };
+  for (const auto& handler : spec.handlers) add(handler.first);
+  for (const auto& handler : spec.batch_handlers) add(handler.first);
+  spec.handled_topics += ']';
 }
 
 void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result) {
@@ -283,6 +363,18 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
   }
 }
 
+std::int64_t Deliverer::backfills() {
+  rewind(backfills_);
+  const std::int64_t count = backfills_.executeStep() ? backfills_.getColumn(0).getInt64() : 0;
+  rewind(backfills_);
+  return count;
+}
+
+void Deliverer::release_after_backfill(ConsumerSpec& spec, Claim& claim) {
+  if (claim.done() || backfills() == claim.backfills) return;
+  for (; !claim.done(); ++claim.next) hold_back(spec, claim.items[claim.next], "released");
+}
+
 std::int64_t Deliverer::read_cursor(const ConsumerSpec& spec) {
   rewind(read_cursor_);
   read_cursor_.bind(1, static_cast<int64_t>(spec.id));
@@ -301,7 +393,7 @@ void Deliverer::write_cursor(const ConsumerSpec& spec, std::int64_t cursor) {
   update_cursor_.exec();
 }
 
-std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
+std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bool& moved) {
   if (spec.options.ordered) {
     // One claim at a time per ordered consumer, or two workers could reorder a key.
     rewind(claims_of_consumer_);
@@ -315,6 +407,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
 
   Claim claim;
   claim.items = std::move(spare_items_);
+  claim.backfills = backfills();
   rewind(insert_claim_);
   insert_claim_.bind(1, static_cast<int64_t>(spec.id));
   insert_claim_.bindNoCopy(2, identity_.owner());
@@ -330,9 +423,10 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   // poison event cannot take innocent ones down with it again and again.
   claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
   if (claim.items.empty()) {
+    refresh_topic_filter(spec);
     claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
     const int room = options_.batch_size - static_cast<int>(claim.items.size());
-    if (room > 0) claim_fresh(spec, now, cursor, room, claim);
+    if (room > 0) moved = claim_fresh(spec, now, cursor, room, claim);
   }
   if (claim.items.empty()) {
     drop_claim(claim.id);
@@ -344,58 +438,72 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now) {
   return claim;
 }
 
-void Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room,
+bool Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room,
                             Claim& claim) {
   rewind(newest_seq_);
   newest_seq_.executeStep();
   const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
   rewind(newest_seq_);
+  // Pruning the newest events can leave the cursor past the newest seq.
+  if (newest <= cursor) return false;
   const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
-  rewind(fresh_events_);
-  fresh_events_.bind(1, static_cast<int64_t>(cursor));
-  fresh_events_.bind(2, static_cast<int64_t>(scan_end));
-  fresh_events_.bind(3, static_cast<int64_t>(spec.id));
-  fresh_events_.bind(4, room);
-  // Read straight into the claim, reserved rather than grown: each growth moves every event read
-  // so far, and each large allocation makes malloc consolidate its free lists.
-  const std::size_t first = claim.items.size();
-  claim.items.reserve(first +
-                      static_cast<std::size_t>(std::min<std::int64_t>(room, scan_end - cursor)));
-  while (fresh_events_.executeStep()) claim.items.push_back({read_event(fresh_events_), 1, true});
-  rewind(fresh_events_);
-  const std::size_t fetched = claim.items.size() - first;
-  const std::int64_t new_cursor =
-      fetched == static_cast<std::size_t>(room) ? claim.items.back().event.seq : scan_end;
   // Events not to be handled yet are held back and leave the claim. Whether any row of the
   // consumer holds back a key is asked once; without one, only the keys held back here can block
   // a later event (a query per keyed event cost a relay 3.5k instructions per event).
   const bool rows_hold_keys = spec.options.ordered && any_key_held(spec);
   std::set<std::string> held_here;
-  std::size_t kept = first;
-  for (std::size_t i = first; i < claim.items.size(); ++i) {
-    ClaimedItem& item = claim.items[i];
-    const bool keyed = spec.options.ordered && !item.event.key.empty();
-    if (item.event.not_before && *item.event.not_before > now) {
-      hold_back(spec, item, "delayed", *item.event.not_before);
+  const std::size_t first = claim.items.size();
+  std::int64_t read_to = cursor;
+  // Reads on past held-back events until the claim is full, the scan window ends or the batch's
+  // time budget is spent (each held-back event is a row written under the write lock): a due event
+  // behind many delayed ones is claimed now or in the steps right after, not one poll interval
+  // per batch later.
+  const auto began = std::chrono::steady_clock::now();
+  do {
+    const int want = room - static_cast<int>(claim.items.size() - first);
+    rewind(fresh_events_);
+    fresh_events_.bind(1, static_cast<int64_t>(read_to));
+    fresh_events_.bind(2, static_cast<int64_t>(scan_end));
+    fresh_events_.bind(3, static_cast<int64_t>(spec.id));
+    fresh_events_.bind(4, want);
+    // Read straight into the claim, reserved rather than grown: each growth moves every event
+    // read so far, and each large allocation makes malloc consolidate its free lists.
+    const std::size_t before = claim.items.size();
+    claim.items.reserve(before +
+                        static_cast<std::size_t>(std::min<std::int64_t>(want, scan_end - read_to)));
+    while (fresh_events_.executeStep()) claim.items.push_back({read_event(fresh_events_), 1, true});
+    rewind(fresh_events_);
+    const std::size_t fetched = claim.items.size() - before;
+    read_to = fetched == static_cast<std::size_t>(want) ? claim.items.back().event.seq : scan_end;
+    std::size_t kept = before;
+    for (std::size_t i = before; i < claim.items.size(); ++i) {
+      ClaimedItem& item = claim.items[i];
+      const bool keyed = spec.options.ordered && !item.event.key.empty();
+      if (item.event.not_before && *item.event.not_before > now) {
+        hold_until(spec, item, *item.event.not_before);
+      } else if (!spec.has_handler(item.event.topic)) {
+        // Left for an instance that has the handler (a rolling deploy), no attempt spent.
+        hold_back(spec, item, "unhandled");
+      } else if (keyed && (held_here.count(item.event.key) > 0 ||
+                           (rows_hold_keys && key_blocked(spec, item)))) {
+        hold_back(spec, item, "blocked");
+      } else {
+        if (kept != i) claim.items[kept] = std::move(item);
+        ++kept;
+        continue;
+      }
       if (keyed) held_here.insert(item.event.key);
-      continue;
     }
-    if (keyed &&
-        (held_here.count(item.event.key) > 0 || (rows_hold_keys && key_blocked(spec, item)))) {
-      hold_back(spec, item, "blocked", now);
-      held_here.insert(item.event.key);
-      continue;
-    }
-    if (kept != i) claim.items[kept] = std::move(item);
-    ++kept;
-  }
-  claim.items.resize(kept);
-  if (new_cursor == cursor) return;
-  write_cursor(spec, new_cursor);
+    claim.items.resize(kept);
+  } while (read_to < scan_end && claim.items.size() - first < static_cast<std::size_t>(room) &&
+           std::chrono::steady_clock::now() - began < options_.batch_time_budget);
+  if (read_to == cursor) return false;
+  write_cursor(spec, read_to);
   rewind(move_claim_end_);
   move_claim_end_.bind(1, static_cast<int64_t>(claim.id));
-  move_claim_end_.bind(2, static_cast<int64_t>(new_cursor));
+  move_claim_end_.bind(2, static_cast<int64_t>(read_to));
   move_claim_end_.exec();
+  return true;
 }
 
 bool Deliverer::any_key_held(const ConsumerSpec& spec) {
@@ -426,17 +534,14 @@ void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_
                           bool suspects_only, int limit, std::vector<ClaimedItem>& items) {
   SQLite::Statement& due = suspects_only ? due_suspects_ : due_rows_;
   const std::size_t first = items.size();
-  rewind(due);
-  due.bind(1, static_cast<int64_t>(spec.id));
-  due.bind(2, static_cast<int64_t>(to_millis(now)));
-  due.bind(3, spec.options.ordered ? 1 : 0);
-  due.bind(4, limit);
+  bind_due(due, spec, now, limit);
+  std::vector<std::size_t> backfilled;
   // Crash suspects are claimed in the group size their crash gave them (see record_crash): as
   // many as the first due one's, of those with the same size.
   int group = 0;
   while (items.size() - first < static_cast<std::size_t>(limit) && due.executeStep()) {
     if (suspects_only) {
-      const int size = due.getColumn(kEventColumnCount + 1).getInt();
+      const int size = due.getColumn(kEventColumnCount + 2).getInt();
       if (group == 0) {
         group = size;
         limit = std::min(limit, size);
@@ -445,9 +550,20 @@ void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_
       }
     }
     const int attempts = due.getColumn(kEventColumnCount).getInt();
+    if (due.getColumn(kEventColumnCount + 1).getString() == "backfilled") {
+      backfilled.push_back(items.size());
+    }
     items.push_back({read_event(due), attempts + 1, false});
   }
   rewind(due);
+  // A backfill cleared the event's seen mark, but a worker that was handling the event at that
+  // moment may have marked it seen again since: the backfill asked for one more delivery.
+  for (std::size_t i : backfilled) {
+    rewind(forget_seen_);
+    forget_seen_.bind(1, static_cast<int64_t>(spec.id));
+    forget_seen_.bindNoCopy(2, items[i].event.id);
+    forget_seen_.exec();
+  }
   for (std::size_t i = first; i < items.size(); ++i) {
     rewind(mark_claimed_);
     mark_claimed_.bind(1, static_cast<int64_t>(spec.id));
@@ -462,24 +578,28 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
   StepResult result;
   Claim& claim = *in_hand;
   const std::size_t start = claim.next;
+  // The claim's failed keys outlive this transaction (the budget may end it between two events
+  // of a key), and go back to what they were if it is abandoned.
+  const std::set<std::string> failed_before = claim.failed_keys;
   std::optional<Claim> next;
   try {
     WriteTransaction tx(db_);
     const auto began = std::chrono::steady_clock::now();
     const TimePoint now = clock_->now();
-    std::set<std::string> failed_keys;
+    release_after_backfill(spec, claim);
     while (!claim.done()) {
       if (claim.next > start &&
           std::chrono::steady_clock::now() - began >= options_.batch_time_budget) {
         break;
       }
-      handle_in_transaction(spec, claim.items[claim.next], failed_keys, now, result);
+      handle_in_transaction(spec, claim.items[claim.next], claim.failed_keys, now, result);
       ++claim.next;
     }
     next = commit_step(tx, spec, claim, start, stopping, now, result);
     result.held_write_lock = std::chrono::steady_clock::now() - began;
   } catch (...) {
     claim.next = start;
+    claim.failed_keys = failed_before;
     throw;
   }
   if (claim.done()) {
@@ -511,7 +631,8 @@ std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& 
   // Claiming the next batch in this transaction saves a commit per batch; the claim is still
   // durable before any of its handlers run.
   std::optional<Claim> next;
-  if (claim.done() && !stopping) next = claim_into(spec, now);
+  bool moved = false;
+  if (claim.done() && !stopping) next = claim_into(spec, now, moved);
   SLUICE_CRASH_POINT("before-commit");
   tx.commit();
   SLUICE_CRASH_POINT("after-commit");
@@ -522,18 +643,22 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
                                       std::set<std::string>& failed_keys, TimePoint now,
                                       StepResult& result) {
   const Event& event = item.event;
-  if (spec.options.ordered && !event.key.empty() && failed_keys.count(event.key) > 0) {
-    hold_back(spec, item, "blocked", now);
+  const bool keyed = spec.options.ordered && !event.key.empty();
+  if (keyed && failed_keys.count(event.key) > 0) {
+    hold_back(spec, item, "blocked");
+    return;
+  }
+  const auto handler = spec.handlers.find(event.topic);
+  if (handler == spec.handlers.end()) {
+    // Claimed before another instance subscribed the consumer to the topic: left for that one.
+    hold_back(spec, item, "unhandled");
+    if (keyed) failed_keys.insert(event.key);
     return;
   }
   savepoint_.exec();
   rewind(savepoint_);
-  const auto handler = spec.handlers.find(event.topic);
   Outcome outcome;
-  if (handler == spec.handlers.end()) {
-    outcome =
-        Outcome::retry("no handler for topic '" + event.topic + "' is registered in this process");
-  } else {
+  {
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
     guard_.arm();
     try {
@@ -584,7 +709,7 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     if (!item.fresh) settle_delivery(spec.id, item, now, "seen");
     return;
   }
-  if (!event.key.empty()) failed_keys.insert(event.key);
+  if (keyed) failed_keys.insert(event.key);
   record_failure(spec, item, outcome, now, result);
 }
 
@@ -592,28 +717,25 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
                                       bool stopping) {
   StepResult result;
   Claim& claim = *in_hand;
-  std::set<std::string> failed_keys;
   std::optional<Claim> next;
   const auto began = std::chrono::steady_clock::now();
-  OutsideGroup group = prepare_outside(spec, claim, claim.next, failed_keys);
+  OutsideGroup group = prepare_outside(spec, claim, claim.next);
   run_outside(group);
   return_events(group, claim);
   while (true) {
-    if (spec.options.ordered) {
-      for (std::size_t i = group.start; i < group.end; ++i) {
-        const Event& event = claim.items[i].event;
-        if (group.outcomes[i - group.start].kind != Outcome::Kind::kDone && !event.key.empty())
-          failed_keys.insert(event.key);
-      }
-    }
+    // As they were before this group, for when its commit fails and it is handled again.
+    const std::set<std::string> failed_before = claim.failed_keys;
+    hold_after_failures(spec, claim, group, claim.failed_keys);
     // The following batch goes to its handler on another thread while this one's outcomes
     // commit: a batch handler mostly waits (e.g. for a broker's acknowledgements), and neither
     // needs the other. It is prepared after this batch's failed keys are known, so per-key order
     // holds, and it was claimed durably before.
+    // No later item starts once a backfill has run since the claim (see release_after_backfill).
+    const bool backfilled = backfills() != claim.backfills;
     std::optional<OutsideGroup> ahead;
-    if (group.end < claim.items.size() &&
+    if (!backfilled && group.end < claim.items.size() &&
         spec.batch_handlers.count(claim.items[group.end].event.topic) > 0) {
-      ahead = prepare_outside(spec, claim, group.end, failed_keys);
+      ahead = prepare_outside(spec, claim, group.end);
       handler_thread_.run([&ahead] { run_outside(*ahead); });
     }
     // With a batch running ahead and nothing claimed behind it, claim more now, so that the
@@ -630,7 +752,9 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       for (std::size_t i = group.start; i < group.end; ++i) {
         const ClaimedItem& item = claim.items[i];
         const Outcome& outcome = group.outcomes[i - group.start];
-        if (item.fresh && outcome.kind == Outcome::Kind::kDone) {
+        if (const char* held = group.held[i - group.start]) {
+          hold_back(spec, item, held);
+        } else if (item.fresh && outcome.kind == Outcome::Kind::kDone) {
           fresh_done_.push_back(&item.event.id);
         } else {
           apply_outcome(spec, item, outcome, now, committed);
@@ -638,12 +762,14 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       }
       mark_fresh_seen(spec, fresh_done_, now, committed);
       claim.next = group.end;
+      if (backfilled) release_after_backfill(spec, claim);
       if (extend) extend_claim(spec, claim, now);
       next = commit_step(tx, spec, claim, group.start, stopping, now, committed);
       result.held_write_lock =
           std::max(result.held_write_lock, std::chrono::steady_clock::now() - locked);
     } catch (...) {
       claim.next = group.start;
+      claim.failed_keys = failed_before;
       claim.items.resize(claimed);
       if (ahead) {
         handler_thread_.wait();
@@ -663,7 +789,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       if (error) std::rethrow_exception(error);
       group = std::move(*ahead);
     } else {
-      group = prepare_outside(spec, claim, claim.next, failed_keys);
+      group = prepare_outside(spec, claim, claim.next);
       run_outside(group);
       return_events(group, claim);
     }
@@ -674,8 +800,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
 }
 
 Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, Claim& claim,
-                                                   std::size_t start,
-                                                   const std::set<std::string>& failed_keys) {
+                                                   std::size_t start) {
   OutsideGroup group;
   group.start = start;
   group.end = start + 1;
@@ -694,19 +819,23 @@ Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, Claim& cl
     group.handler = &handler->second;
     group.consumer = spec.name;
     group.attempt = claim.items[start].attempt;
-  } else {
-    group.missing_handler = "no handler for topic '" + topic + "' is registered in this process";
   }
   group.outcomes.resize(group.end - start);
+  // No handler here: claimed before another instance subscribed the consumer to the topic.
+  group.held.assign(group.end - start, group.batch_handler == nullptr && group.handler == nullptr
+                                           ? "unhandled"
+                                           : nullptr);
   group.batch.reserve(group.end - start);
   group.batch_index.reserve(group.end - start);
   for (std::size_t i = start; i < group.end; ++i) {
     const ClaimedItem& item = claim.items[i];
     // Done already: a crash after the effect. Only a retried item can be: a fresh one comes from
     // past the cursor, which this consumer never had (a crashed claim's items come back retried).
+    if (group.held[i - start] != nullptr) continue;
     if (!item.fresh && seen(spec.id, item.event.id)) continue;
-    if (spec.options.ordered && !item.event.key.empty() && failed_keys.count(item.event.key) > 0) {
-      group.outcomes[i - start] = Outcome::snooze(Duration(0));
+    if (spec.options.ordered && !item.event.key.empty() &&
+        claim.failed_keys.count(item.event.key) > 0) {
+      group.held[i - start] = "blocked";
       continue;
     }
     group.batch_index.push_back(i - start);
@@ -723,13 +852,25 @@ void Deliverer::return_events(OutsideGroup& group, Claim& claim) {
   group.batch.clear();
 }
 
+void Deliverer::hold_after_failures(const ConsumerSpec& spec, const Claim& claim,
+                                    OutsideGroup& group, std::set<std::string>& failed_keys) {
+  if (!spec.options.ordered) return;
+  for (std::size_t i = group.start; i < group.end; ++i) {
+    const std::string& key = claim.items[i].event.key;
+    if (key.empty()) continue;
+    const char*& held = group.held[i - group.start];
+    if (held == nullptr && failed_keys.count(key) > 0) {
+      // The handler already ran it (at least once, as an outside consumer's effect is); it runs
+      // again after the earlier event of its key, so the key's last effects come in order.
+      held = "blocked";
+    } else if (held != nullptr || group.outcomes[i - group.start].kind != Outcome::Kind::kDone) {
+      failed_keys.insert(key);
+    }
+  }
+}
+
 void Deliverer::run_outside(OutsideGroup& group) {
   if (group.batch.empty()) return;
-  if (!group.missing_handler.empty()) {
-    for (std::size_t j : group.batch_index)
-      group.outcomes[j] = Outcome::retry(group.missing_handler);
-    return;
-  }
   if (group.batch_handler != nullptr) {
     std::vector<Outcome> results;
     try {
@@ -835,10 +976,18 @@ void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt
   ++result.retried;
 }
 
-void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
-                          TimePoint next_attempt_at) {
-  // Not a backoff: a not-before time is absolute, and held-back events are due at once.
-  write_delivery(spec.id, item.event, "pending", item.attempt - 1, next_attempt_at, 0, reason, {},
+void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason) {
+  // Due at once (once its key frees), whatever the clock reads: a time here would strand it
+  // after the clock is set back, until the clock regained that reading. Never before its own
+  // not-before time, though, which may be ahead again after such a step.
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1,
+                 item.event.not_before.value_or(schema::kDueAtOnce), 0, reason, {}, std::nullopt,
+                 schema::kDueAtOnce);
+}
+
+void Deliverer::hold_until(ConsumerSpec& spec, const ClaimedItem& item, TimePoint not_before) {
+  // Not a backoff: a not-before time is absolute, so it is never re-anchored (scheduled at 0).
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1, not_before, 0, "delayed", {},
                  std::nullopt, TimePoint{});
 }
 
@@ -934,10 +1083,9 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
 
 void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
   if (!in_hand) return;
-  const TimePoint now = clock_->now();
   WriteTransaction tx(db_);
   for (std::size_t i = in_hand->next; i < in_hand->items.size(); ++i) {
-    hold_back(spec, in_hand->items[i], "released", now);
+    hold_back(spec, in_hand->items[i], "released");
   }
   drop_claim(in_hand->id);
   tx.commit();

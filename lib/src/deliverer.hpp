@@ -32,8 +32,15 @@ struct ConsumerSpec {
   RetryPolicy retry;
   std::map<std::string, Handler> handlers;
   std::map<std::string, BatchHandler> batch_handlers;
-  // The latest time this worker has seen; an earlier reading means the clock was set back.
+  // The clock's reading at this worker's last step; an earlier reading means it was set back.
   TimePoint latest_now = TimePoint::min();
+  // The topics with a handler here as a JSON array, or empty when this process handles every
+  // topic the consumer subscribes to in the file (the usual case: no filter). During a rolling
+  // deploy an instance may lack a handler another instance has; it then claims only its own.
+  std::string handled_topics;
+  bool has_handler(const std::string& topic) const {
+    return handlers.count(topic) + batch_handlers.count(topic) > 0;
+  }
 };
 
 struct ClaimedItem {
@@ -49,6 +56,12 @@ struct Claim {
   std::int64_t id = 0;
   std::vector<ClaimedItem> items;  // in seq order
   std::size_t next = 0;            // items before it are finished and committed
+  // Keys of an ordered consumer whose earlier item in this claim failed or was held back: the
+  // claim's later items of those keys are held back too, in whichever transaction they come.
+  std::set<std::string> failed_keys;
+  // The file's backfill count when the claim was made (see backfill.cpp): once it changes, a
+  // backfill may have queued the claim's events again, and the unstarted rest is given back.
+  std::int64_t backfills = 0;
   bool done() const { return next >= items.size(); }
 };
 
@@ -87,16 +100,28 @@ class Deliverer {
   const std::string& owner() const { return identity_.owner(); }
 
  private:
-  bool has_work(const ConsumerSpec& spec, TimePoint now);
+  // Whether a step would deliver, claim, recover or move anything, asked without a write
+  // transaction: an idle worker must not write (an edge device's battery and flash).
+  bool has_work(ConsumerSpec& spec, TimePoint now);
+  // Whether a claim of another worker of `spec` may be taken over at `now` (see
+  // claim_abandoned); with `live_ones`, whether any may not.
+  bool foreign_claims(const ConsumerSpec& spec, TimePoint now, bool& live_ones);
+  // Binds the due-row query's parameters for `spec`.
+  void bind_due(SQLite::Statement& due, ConsumerSpec& spec, TimePoint now, int limit);
+  // Refreshes spec.handled_topics against the consumer's subscriptions in the file.
+  void refresh_topic_filter(ConsumerSpec& spec);
   // After the clock was set back past when retries were scheduled, makes them due at once: the
   // time their backoff already ran is unknown, so they fire at worst early, never an hour late.
   void reanchor_retries(const ConsumerSpec& spec, TimePoint now);
   std::int64_t read_cursor(const ConsumerSpec& spec);
   void write_cursor(const ConsumerSpec& spec, std::int64_t cursor);
-  std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now);
-  // Adds up to `room` events past the consumer's `cursor` to the claim (holding back delayed and
-  // key-blocked ones), and moves the cursor and the claim's end past what it read.
-  void claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room, Claim& claim);
+  // Claims due rows and fresh events; `moved` tells whether the cursor moved even when nothing
+  // was left to claim (all held back, or of other topics): that is progress too.
+  std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now, bool& moved);
+  // Adds up to `room` events past the consumer's `cursor` to the claim (holding back delayed,
+  // key-blocked and unhandled ones, and reading on past them within the scan window), and moves
+  // the cursor and the claim's end past what it read. Returns whether the cursor moved.
+  bool claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room, Claim& claim);
   // Whether any delivery row of `spec` holds back later events of its key.
   bool any_key_held(const ConsumerSpec& spec);
   // Whether an earlier event of the item's key holds it back.
@@ -104,6 +129,11 @@ class Deliverer {
   // Tops up a claim in hand with fresh events to batch_size unfinished items.
   void extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
+  std::int64_t backfills();
+  // When a backfill ran since the claim was made, gives back its items from `next` on (none has
+  // started): pending again, no attempt spent, one row per event, so each is delivered once more
+  // and in order, rather than once by this claim and once by the backfill.
+  void release_after_backfill(ConsumerSpec& spec, Claim& claim);
   // Appends the due rows it claims to `items`.
   void claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id, bool suspects_only,
                  int limit, std::vector<ClaimedItem>& items);
@@ -121,17 +151,22 @@ class Deliverer {
     std::size_t end = 0;
     const BatchHandler* batch_handler = nullptr;
     const Handler* handler = nullptr;
-    std::string missing_handler;  // why no handler runs, if none is registered
     std::string consumer;
     int attempt = 1;
     std::vector<Event> batch;  // the items handed to the handler
     std::vector<std::size_t> batch_index;
     std::vector<Outcome> outcomes;  // one per item; done for an item seen already
+    // Per item, the reason it is held back instead of its outcome applied ("blocked" behind a
+    // failed item of its key, "unhandled" here), or null.
+    std::vector<const char*> held;
   };
   // On the worker's thread: picks the group starting at `start` and moves the events it hands
   // over out of the claim.
-  OutsideGroup prepare_outside(ConsumerSpec& spec, Claim& claim, std::size_t start,
-                               const std::set<std::string>& failed_keys);
+  OutsideGroup prepare_outside(ConsumerSpec& spec, Claim& claim, std::size_t start);
+  // Once the group's handler returned: holds back each item after a failed one of its key (an
+  // ordered consumer's key completes in order, within a batch too) and notes the failed keys.
+  static void hold_after_failures(const ConsumerSpec& spec, const Claim& claim, OutsideGroup& group,
+                                  std::set<std::string>& failed_keys);
   // Moves the group's events back into the claim, once its handler has returned.
   static void return_events(OutsideGroup& group, Claim& claim);
   // Runs the group's handler; touches nothing but the group, so any thread may.
@@ -152,8 +187,11 @@ class Deliverer {
   // Records that the claim holding the event died with it, among `company` events in all.
   void record_crash(ConsumerSpec& spec, const Event& event, int attempt, std::size_t company,
                     const std::string& error, TimePoint now, StepResult& result);
-  void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason,
-                 TimePoint next_attempt_at);
+  // Leaves an item pending without spending its attempt: "blocked" behind its key, "unhandled"
+  // here, or "released" on stop.
+  void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason);
+  // Leaves a delayed item pending until its not-before time.
+  void hold_until(ConsumerSpec& spec, const ClaimedItem& item, TimePoint not_before);
   void add_counters(const ConsumerSpec& spec, const StepResult& result);
   // Ends a delivery row: its history goes to sluice_attempts with the outcome that ended it.
   void settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,
@@ -191,7 +229,6 @@ class Deliverer {
   // The IDs of an outside step's delivered fresh items; kept for its capacity.
   std::vector<const std::string*> fresh_done_;
 
-  SQLite::Statement has_work_;
   SQLite::Statement newest_seq_;
   SQLite::Statement read_cursor_;
   SQLite::Statement update_cursor_;
@@ -216,7 +253,11 @@ class Deliverer {
   SQLite::Statement find_inbox_;
   SQLite::Statement add_counters_;
   SQLite::Statement next_due_;
+  SQLite::Statement reanchor_needed_;
   SQLite::Statement reanchor_retries_;
+  SQLite::Statement subscription_count_;
+  SQLite::Statement forget_seen_;
+  SQLite::Statement backfills_;
   SQLite::Statement savepoint_;
   SQLite::Statement release_savepoint_;
   SQLite::Statement rollback_savepoint_;

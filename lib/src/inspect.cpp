@@ -106,7 +106,8 @@ std::vector<DeliveryStatus> delivery_statuses(SQLite::Database& db, const Event&
     SQLite::Statement select(
         db, std::string("SELECT c.name, ") + kStateExpression +
                 ", coalesce(d.attempts, CASE WHEN i.event_id IS NOT NULL THEN 1 ELSE 0 END), "
-                "CASE WHEN d.state = 'pending' THEN d.next_attempt_at END, i.delivered_at, "
+                "CASE WHEN d.state = 'pending' THEN max(d.next_attempt_at, e.created_at) END, "
+                "i.delivered_at, "
                 "d.last_error FROM sluice_events e" +
                 kConsumerJoins + " WHERE e.seq = ? ORDER BY c.name");
     select.bind(1, static_cast<int64_t>(event.seq));

@@ -39,7 +39,75 @@ std::int64_t finished_up_to(SQLite::Database& db) {
       .getInt64();
 }
 
+// Per consumer ?1 with cursor ?2: the events created before ?3 it keeps, as rows of (dead letter?,
+// events, oldest creation time).
+const char* const kPastCursor =
+    "SELECT 0, count(*), min(created_at) FROM sluice_events WHERE seq > ?2 AND created_at < ?3";
+const char* const kInClaims =
+    "SELECT 0, count(*), min(created_at) FROM sluice_events WHERE seq > (SELECT min(from_seq) "
+    "FROM sluice_claims WHERE consumer_id = ?1) AND seq <= ?2 AND created_at < ?3";
+const char* const kInDeliveries =
+    "SELECT d.state = 'dead', count(*), min(e.created_at) FROM sluice_deliveries d JOIN "
+    "sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND d.state <> 'discarded' "
+    "AND e.created_at < ?3 GROUP BY 1";
+
+// Runs one of the queries above and adds a hold for `reason` (kDeadLetter for dead letters) per
+// row that keeps any event.
+void add_holds(SQLite::Statement& query, std::int64_t consumer, std::int64_t cursor,
+               std::int64_t cutoff, const std::string& name, HoldReason reason,
+               std::vector<RetentionHold>& holds) {
+  query.reset();
+  query.bind(1, static_cast<int64_t>(consumer));
+  query.bind(2, static_cast<int64_t>(cursor));
+  query.bind(3, static_cast<int64_t>(cutoff));
+  while (query.executeStep()) {
+    const long long events = query.getColumn(1).getInt64();
+    if (events == 0) continue;
+    holds.push_back({name, query.getColumn(0).getInt() != 0 ? HoldReason::kDeadLetter : reason,
+                     events, TimePoint(Duration(query.getColumn(2).getInt64()))});
+  }
+}
+
 }  // namespace
+
+const char* to_string(HoldReason reason) {
+  switch (reason) {
+    case HoldReason::kCursor:
+      return "cursor";
+    case HoldReason::kClaim:
+      return "claim";
+    case HoldReason::kUnfinished:
+      return "unfinished";
+    case HoldReason::kDeadLetter:
+      return "dead_letter";
+  }
+  return "cursor";
+}
+
+std::vector<RetentionHold> retention_holds(SQLite::Database& db, Duration older_than,
+                                           const Options& options) {
+  return guarded("read retention holds", [&] {
+    const auto clock = options.clock ? options.clock : system_clock();
+    const std::int64_t cutoff = to_millis(clock->now() - older_than);
+    SQLite::Statement consumers(db, "SELECT id, name, cursor FROM sluice_consumers");
+    SQLite::Statement past_cursor(db, kPastCursor);
+    SQLite::Statement in_claims(db, kInClaims);
+    SQLite::Statement in_deliveries(db, kInDeliveries);
+    std::vector<RetentionHold> holds;
+    while (consumers.executeStep()) {
+      const std::int64_t id = consumers.getColumn(0).getInt64();
+      const std::string name = consumers.getColumn(1).getString();
+      const std::int64_t cursor = consumers.getColumn(2).getInt64();
+      add_holds(past_cursor, id, cursor, cutoff, name, HoldReason::kCursor, holds);
+      add_holds(in_claims, id, cursor, cutoff, name, HoldReason::kClaim, holds);
+      add_holds(in_deliveries, id, cursor, cutoff, name, HoldReason::kUnfinished, holds);
+    }
+    std::stable_sort(
+        holds.begin(), holds.end(),
+        [](const RetentionHold& a, const RetentionHold& b) { return a.events > b.events; });
+    return holds;
+  });
+}
 
 Duration dedup_horizon(SQLite::Database& db, const Options& options) {
   return guarded("read dedup horizon", [&] {
@@ -108,6 +176,9 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
       }
       pruned += static_cast<long long>(events.size());
       if (prune_options.progress) prune_options.progress(pruned);
+    }
+    if (prune_options.held_back != nullptr) {
+      *prune_options.held_back = retention_holds(db, retention, options);
     }
     if (!prune_options.dry_run) {
       log_to(options, LogLevel::kInfo, "pruned",

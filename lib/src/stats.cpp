@@ -35,7 +35,8 @@ const char* const kDeliveryCounts =
     "sum(d.state = 'dead'), "
     "min(CASE WHEN d.state IN ('pending', 'claimed') AND (e.not_before IS NULL OR "
     "e.not_before <= ?2) THEN e.created_at END), "
-    "count(DISTINCT CASE WHEN d.state = 'dead' AND c.ordered THEN d.key END) "
+    "count(DISTINCT CASE WHEN d.state = 'dead' AND c.ordered THEN d.key END), "
+    "sum(d.state = 'pending' AND d.reason = 'unhandled') "
     "FROM sluice_deliveries d JOIN sluice_events e ON e.seq = d.event_seq "
     "JOIN sluice_consumers c ON c.id = d.consumer_id WHERE d.consumer_id = ?1";
 
@@ -115,10 +116,32 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       stats.dead = int_or_zero(deliveries.getColumn(3));
       keep_oldest(oldest, deliveries.getColumn(4));
       stats.parked_keys = int_or_zero(deliveries.getColumn(5));
+      stats.waiting_for_handler = int_or_zero(deliveries.getColumn(6));
       if (oldest) stats.lag = Duration(std::max<std::int64_t>(0, now - *oldest));
       all.push_back(std::move(stats));
     }
     return all;
+  });
+}
+
+std::vector<HandlerWait> waiting_for_handler(SQLite::Database& db, Duration older_than,
+                                             const Options& options) {
+  return guarded("read events waiting for a handler", [&] {
+    const auto clock = options.clock ? options.clock : system_clock();
+    SQLite::Statement query(
+        db,
+        "SELECT c.name, e.topic, count(*), min(e.created_at) FROM sluice_deliveries d "
+        "JOIN sluice_events e ON e.seq = d.event_seq JOIN sluice_consumers c ON c.id = "
+        "d.consumer_id WHERE d.state = 'pending' AND d.reason = 'unhandled' AND e.created_at < ? "
+        "GROUP BY c.name, e.topic ORDER BY c.name, e.topic");
+    query.bind(1, static_cast<int64_t>(to_millis(clock->now() - older_than)));
+    std::vector<HandlerWait> waits;
+    while (query.executeStep()) {
+      waits.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(),
+                       query.getColumn(2).getInt64(),
+                       TimePoint(Duration(query.getColumn(3).getInt64()))});
+    }
+    return waits;
   });
 }
 
@@ -150,6 +173,9 @@ std::string metrics_text(SQLite::Database& db, const Options& options) {
        [](const ConsumerStats& s) { return static_cast<double>(s.snoozed_total); }},
       {"sluice_parked_keys", "gauge", "Ordering keys held back by a dead letter.",
        [](const ConsumerStats& s) { return static_cast<double>(s.parked_keys); }},
+      {"sluice_waiting_for_handler", "gauge",
+       "Pending events left for a worker with a handler for their topic.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.waiting_for_handler); }},
   };
   std::ostringstream out;
   for (const Metric& metric : kMetrics) {

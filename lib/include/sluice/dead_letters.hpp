@@ -3,6 +3,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,14 +48,28 @@ struct DeadLetterFilter {
 // Dead letters matching `filter`, oldest failure first. Throws NotFound for an unknown consumer.
 std::vector<DeadLetter> list_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter);
 
-// Puts matching dead letters back to pending with attempts reset, in short transactions.
-// Returns how many were replayed. The key they parked is unparked.
+// Called after each short transaction of a replay or discard with how many dead letters it has
+// changed so far.
+using DeadLetterProgress = std::function<void(long long changed)>;
+
+// Puts the dead letters matching `filter` when the call starts back to pending with attempts
+// reset, in short transactions, and returns how many it replayed. It walks them once in event
+// order, up to the highest event seq that matched at its start, so it returns even while a worker
+// keeps dead-lettering the replayed events again: each (event, consumer) pair is replayed at most
+// once per call. The keys they parked are unparked. `progress`, when set, is called after each
+// transaction.
 long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                               const Options& options = {});
+long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                              const Options& options, const DeadLetterProgress& progress);
 
-// Marks matching dead letters discarded with `note` (non-empty) as an audit record; their keys
-// are unparked. Returns how many.
+// Marks the dead letters matching `filter` when the call starts discarded with `note`
+// (non-empty) as an audit record, bounded like replay_dead_letters: dead letters made while it
+// runs are left alone. Their keys are unparked. Returns how many it discarded.
 long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                                const std::string& note, const Options& options = {});
+long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                               const std::string& note, const Options& options,
+                               const DeadLetterProgress& progress);
 
 }  // namespace sluice

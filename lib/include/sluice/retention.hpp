@@ -4,10 +4,40 @@
 #include <SQLiteCpp/Database.h>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "sluice/options.hpp"
 
 namespace sluice {
+
+// Why prune keeps events older than its retention.
+enum class HoldReason {
+  // Past the consumer's cursor: no worker of it has taken them yet. A consumer that is no longer
+  // run holds every later event of the file this way (see remove_consumer).
+  kCursor,
+  // Inside a claim of a worker of the consumer that has not finished (or whose process died and
+  // no worker of the consumer has recovered it).
+  kClaim,
+  // A pending or claimed delivery: retrying, delayed, held back behind its key, or waiting for a
+  // handler.
+  kUnfinished,
+  // A dead letter not yet replayed or discarded.
+  kDeadLetter,
+};
+
+// "cursor", "claim", "unfinished" or "dead_letter".
+const char* to_string(HoldReason reason);
+
+// One consumer keeping events older than a retention, for one reason.
+struct RetentionHold {
+  std::string consumer;
+  HoldReason reason = HoldReason::kCursor;
+  // Events created before the retention's cutoff that it keeps.
+  long long events = 0;
+  // Creation time of the oldest of them.
+  TimePoint oldest;
+};
 
 struct PruneOptions {
   // Prune even if the retention is shorter than the dedup horizon.
@@ -18,6 +48,8 @@ struct PruneOptions {
   int batch_size = 1000;
   // Called after each batch with the events pruned so far.
   std::function<void(long long pruned)> progress;
+  // When set, filled once the prune is done with what kept older events (retention_holds()).
+  std::vector<RetentionHold>* held_back = nullptr;
 };
 
 // Deletes events created before now - `retention` that every consumer has finished, with their
@@ -27,6 +59,12 @@ struct PruneOptions {
 // Returns the number of events pruned (or that would be, with dry_run).
 long long prune(SQLite::Database& db, Duration retention, const PruneOptions& prune_options = {},
                 const Options& options = {});
+
+// Which consumers keep events created before now - `older_than` from prune, and why: one entry
+// per (consumer, reason) that keeps at least one, most events first. An event may be kept for
+// several. Reads only.
+std::vector<RetentionHold> retention_holds(SQLite::Database& db, Duration older_than,
+                                           const Options& options = {});
 
 // The longest retry span of any consumer recorded in the file (and of options.retry): dedup keys
 // and seen IDs must be kept at least this long.

@@ -4,6 +4,7 @@
 #include "sluice/backfill.hpp"
 #include "sluice/clock.hpp"
 #include "sluice/consumer.hpp"
+#include "sluice/consumer_removal.hpp"
 #include "sluice/database.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"

@@ -30,15 +30,34 @@ struct ConsumerStats {
   Duration lag{0};
   // Keys held back by a dead letter (ordered consumers).
   long long parked_keys = 0;
+  // Pending events left by workers without a handler for their topic, for a worker of the
+  // consumer that has one (delivery reason 'unhandled'; no attempt spent). Part of `pending`.
+  long long waiting_for_handler = 0;
+};
+
+// Events of one consumer and topic waiting for a handler (see ConsumerStats).
+struct HandlerWait {
+  std::string consumer;
+  std::string topic;
+  // Waiting events created before the given age.
+  long long events = 0;
+  // Creation time of the oldest of them.
+  TimePoint oldest;
 };
 
 // One row per consumer, by name.
 std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& options = {});
 
+// Per consumer and topic, the events waiting for a handler that were created before
+// now - `older_than`: none of the consumer's running workers has a handler for them if they wait
+// that long. By consumer, then topic. Reads only.
+std::vector<HandlerWait> waiting_for_handler(SQLite::Database& db, Duration older_than,
+                                             const Options& options = {});
+
 // Prometheus text exposition (version 0.0.4) of consumer_stats(): sluice_backlog,
 // sluice_lag_seconds, sluice_claimed, sluice_retrying, sluice_dead_letters,
-// sluice_delivered_total, sluice_retries_total, sluice_snoozed_total, sluice_parked_keys, each
-// labelled by consumer.
+// sluice_delivered_total, sluice_retries_total, sluice_snoozed_total, sluice_parked_keys,
+// sluice_waiting_for_handler, each labelled by consumer.
 std::string metrics_text(SQLite::Database& db, const Options& options = {});
 
 }  // namespace sluice

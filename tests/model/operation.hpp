@@ -1,0 +1,59 @@
+// The operations a model sequence applies to the engine and the model alike. Each is plain data
+// generated from the seed alone, and resolved against the model's state only when it runs, so a
+// sequence with some operations removed still runs (that is how a failure is shrunk).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sluice/clock.hpp"
+
+namespace sluice::model {
+
+struct EventSpec {
+  int topic = 0;
+  int key = -1;    // -1: unkeyed
+  int id = -1;     // -1: generated; else "id-<id>", reused across events
+  int dedup = -1;  // -1: none; else "d-<dedup>"
+  Duration delay{0};
+};
+
+enum class OpKind {
+  kEnqueue,            // events in one transaction, committed
+  kEnqueueBatch,       // Outbox::enqueue_batch, committed
+  kEnqueueRolledBack,  // enqueued, then the transaction rolls back
+  kEnqueueBadBatch,    // enqueue_batch with one malformed payload: nothing is written
+  kDrain,              // run_until_idle() on one instance
+  kClockForward,
+  kClockBack,
+  kReplay,            // replay_dead_letters with a filter chosen by `pick`
+  kDiscard,           // discard_dead_letters
+  kBackfill,          // backfill one consumer from a retained event chosen by `pick`
+  kBackfillInFlight,  // backfill from inside the next outside handler call that succeeds
+  kPrune,             // prune, forced, with a retention chosen by `pick`
+  kRestartWorker,     // a new Worker on a new connection replaces one instance
+  // A Worker on a connection of its own, started and stopped at once: how much it delivers
+  // depends on timing; what it leaves must hold all the same.
+  kStartStop,
+};
+
+struct Operation {
+  OpKind kind = OpKind::kDrain;
+  std::vector<EventSpec> events;
+  int instance = 0;
+  int consumer = 0;
+  Duration step{0};
+  std::uint64_t pick = 0;
+};
+
+// `count` operations for a sequence of `seed` with `instances` worker instances and `consumers`
+// consumers. kStartStop only if `threaded`: a sequence with it is not reproducible from its
+// seed alone.
+std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
+                                           int consumers, bool threaded);
+
+// One line, e.g. "enqueue [t1 k2 id-3 +5000ms]".
+std::string describe(const Operation& op);
+
+}  // namespace sluice::model

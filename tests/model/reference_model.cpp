@@ -1,0 +1,349 @@
+#include "reference_model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace sluice::model {
+
+const char* name(Cause cause) {
+  switch (cause) {
+    case Cause::kFresh:
+      return "fresh event";
+    case Cause::kRetry:
+      return "retry";
+    case Cause::kSnooze:
+      return "snooze";
+    case Cause::kReplayed:
+      return "replayed dead letter";
+    case Cause::kBackfilled:
+      return "backfilled";
+    case Cause::kBackfilledInFlight:
+      return "backfilled while in flight";
+    case Cause::kHeldInBatch:
+      return "done in a batch after a failure of its key";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string describe(const ModelEvent& e) {
+  return "n=" + std::to_string(e.n) + " seq=" + std::to_string(e.seq) + " " + e.topic +
+         (e.key.empty() ? "" : " key " + e.key);
+}
+
+const char* state_name(PairState s) {
+  switch (s) {
+    case PairState::kPending:
+      return "pending";
+    case PairState::kDead:
+      return "dead";
+    case PairState::kDelivered:
+      return "delivered";
+    case PairState::kDiscarded:
+      return "discarded";
+  }
+  return "?";
+}
+
+bool unfinished(const Pair& p) {
+  return p.state == PairState::kPending || p.state == PairState::kDead;
+}
+
+void reset_to_pending(Pair& p, Cause cause) {
+  p.state = PairState::kPending;
+  p.attempts = 0;
+  p.snoozes = 0;
+  ++p.resets;
+  p.earliest = TimePoint::min();
+  p.latest = TimePoint::min();
+  p.scheduled_at.reset();
+  p.cause = cause;
+  p.clock_back_while_pending = false;
+}
+
+}  // namespace
+
+ReferenceModel::ReferenceModel(const SequenceConfig& config) : config_(config) {
+  for (const ConsumerConfig& c : config.consumers) totals_[c.name];
+}
+
+EnqueueResult ReferenceModel::expect_enqueue(const NewEvent& event, long long n, TimePoint now) {
+  for (const auto& [_, e] : events_) {
+    if (e.pruned) continue;
+    if (!event.id.empty() && e.id == event.id)
+      return {EnqueueResult::Status::kDuplicateId, e.id, e.seq};
+  }
+  for (const auto& [_, e] : events_) {
+    if (e.pruned) continue;
+    if (!event.dedup_key.empty() && e.topic == event.topic && e.dedup_key == event.dedup_key)
+      return {EnqueueResult::Status::kDuplicateDedupKey, e.id, e.seq};
+  }
+  ModelEvent stored;
+  stored.n = n;
+  stored.seq = 0;
+  stored.id = event.id;
+  stored.topic = event.topic;
+  stored.key = event.key;
+  stored.dedup_key = event.dedup_key;
+  stored.created_at = now;
+  stored.not_before = event.not_before;
+  for (const ConsumerConfig& c : config_.consumers) {
+    if (std::find(c.topics.begin(), c.topics.end(), event.topic) == c.topics.end()) continue;
+    Pair& pair = stored.pairs[c.name];
+    if (event.not_before) pair.earliest = pair.latest = *event.not_before;
+  }
+  tentative_.push_back(n);
+  const EnqueueResult result{EnqueueResult::Status::kStored, stored.id, stored.seq};
+  events_.emplace(n, std::move(stored));
+  return result;
+}
+
+void ReferenceModel::stored(long long n, const std::string& id, std::int64_t seq) {
+  ModelEvent& event = events_.at(n);
+  event.id = id;
+  event.seq = seq;
+  last_seq_ = seq;
+}
+
+void ReferenceModel::begin_transaction() {
+  tentative_.clear();
+  seq_at_begin_ = last_seq_;
+}
+
+void ReferenceModel::rollback_transaction() {
+  for (long long n : tentative_) events_.erase(n);
+  tentative_.clear();
+  last_seq_ = seq_at_begin_;
+}
+
+ModelEvent* ReferenceModel::find(long long n) {
+  const auto found = events_.find(n);
+  return found == events_.end() ? nullptr : &found->second;
+}
+
+CallKey ReferenceModel::call_key(const std::string& consumer, const ModelEvent& event,
+                                 const Pair& pair) const {
+  return {consumer, event.n, pair.attempts + 1, pair.snoozes, pair.resets};
+}
+
+Scripted ReferenceModel::peek_outcome(const std::string& consumer, long long n) const {
+  const ModelEvent& event = events_.at(n);
+  return scripted_outcome(config_.seed, call_key(consumer, event, event.pairs.at(consumer)));
+}
+
+const ModelEvent* ReferenceModel::unfinished_before(const ModelEvent& event,
+                                                    const std::string& consumer,
+                                                    const std::set<long long>& except) const {
+  if (event.key.empty() || !config_.consumer(consumer).ordered) return nullptr;
+  for (const auto& [n, earlier] : events_) {
+    if (n >= event.n) break;
+    if (earlier.key != event.key || except.count(n) > 0) continue;
+    const auto pair = earlier.pairs.find(consumer);
+    if (pair != earlier.pairs.end() && unfinished(pair->second)) return &earlier;
+  }
+  return nullptr;
+}
+
+std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
+                                               const std::vector<long long>& ns, int engine_attempt,
+                                               bool batch, TimePoint now,
+                                               std::vector<Violation>& out) {
+  const std::set<long long> in_call(ns.begin(), ns.end());
+  std::vector<ModelEvent*> events;
+  for (long long n : ns) {
+    ModelEvent* event = find(n);
+    if (event == nullptr || event->pairs.count(consumer) == 0) {
+      out.push_back({"call of an event the consumer does not take",
+                     consumer + " was called with n=" + std::to_string(n)});
+      return std::vector<Scripted>(ns.size());
+    }
+    events.push_back(event);
+  }
+  // Judged against the state before the call: a batch handler is handed a key's events together.
+  for (ModelEvent* event : events) {
+    const Pair& pair = event->pairs.at(consumer);
+    const std::string who = consumer + " " + describe(*event);
+    if (pair.state != PairState::kPending) {
+      out.push_back(
+          {pair.state == PairState::kDelivered ? "second delivery" : "delivery of a finished pair",
+           who + " was handled again while " + state_name(pair.state) + " (delivered " +
+               std::to_string(pair.delivered) + " time(s) already)"});
+    }
+    if (now < pair.earliest) {
+      out.push_back({event->not_before && pair.cause == Cause::kFresh
+                         ? "delivered before not_before"
+                         : "retry fired early",
+                     who + " ran " + std::to_string((pair.earliest - now).count()) +
+                         " ms before it was due (" + name(pair.cause) + ")"});
+    }
+    if (const ModelEvent* earlier = unfinished_before(*event, consumer, in_call)) {
+      out.push_back({"per-key order", who + " was handled while the earlier " + describe(*earlier) +
+                                          " was " + state_name(earlier->pairs.at(consumer).state) +
+                                          " (" + name(earlier->pairs.at(consumer).cause) + ")"});
+    }
+    if (engine_attempt > 0 && engine_attempt != pair.attempts + 1) {
+      out.push_back({"attempt count", who + " ran as attempt " + std::to_string(engine_attempt) +
+                                          "; the model counts " +
+                                          std::to_string(pair.attempts + 1)});
+    }
+  }
+  std::vector<Scripted> outcomes;
+  for (ModelEvent* event : events)
+    outcomes.push_back(
+        scripted_outcome(config_.seed, call_key(consumer, *event, event->pairs.at(consumer))));
+  if (batch &&
+      batch_throws(config_.seed, call_key(consumer, *events[0], events[0]->pairs.at(consumer)))) {
+    for (Scripted& o : outcomes)
+      o = {Action::kThrowAfterWrite, Duration(0), "batch thrown (" + consumer + ")", true};
+  }
+  // An ordered consumer's key that failed earlier in this call holds back its later events: a
+  // "done" for them is not a delivery in order, and they must come again after the failed one.
+  std::set<std::string> failed_keys;
+  const bool ordered = config_.consumer(consumer).ordered;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    ModelEvent& event = *events[i];
+    Pair& pair = event.pairs.at(consumer);
+    if (pair.state != PairState::kPending) continue;  // reported above; nothing to apply
+    if (ordered && !event.key.empty() && failed_keys.count(event.key) > 0) {
+      if (outcomes[i].action == Action::kOk) {
+        pair.cause = Cause::kHeldInBatch;
+        pair.earliest = pair.latest = TimePoint::min();
+        pair.scheduled_at.reset();
+        continue;
+      }
+    }
+    if (outcomes[i].action != Action::kOk) failed_keys.insert(event.key);
+    apply(event, consumer, pair, outcomes[i], now);
+  }
+  return outcomes;
+}
+
+void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer, Pair& pair,
+                           const Scripted& outcome, TimePoint now) {
+  Totals& totals = totals_[consumer];
+  pair.clock_back_while_pending = false;
+  switch (outcome.action) {
+    case Action::kOk:
+      pair.state = PairState::kDelivered;
+      ++pair.delivered;
+      ++totals.delivered;
+      return;
+    case Action::kSnooze:
+      ++pair.snoozes;
+      pair.earliest = pair.latest = now + outcome.snooze;
+      pair.scheduled_at = now;
+      pair.cause = Cause::kSnooze;
+      return;
+    default:
+      break;
+  }
+  ++pair.attempts;
+  pair.snoozes = 0;
+  pair.last_error = outcome.error;
+  if (outcome.permanent() || pair.attempts >= config_.retry.max_attempts) {
+    pair.state = PairState::kDead;
+    pair.dead_reason = outcome.permanent() ? "permanent" : "exhausted";
+    return;
+  }
+  ++totals.retries;
+  pair.earliest = pair.latest = now + config_.retry.backoff(pair.attempts, event.seq);
+  pair.scheduled_at = now;
+  pair.cause = Cause::kRetry;
+}
+
+void ReferenceModel::clock_seen_behind(TimePoint to) {
+  for (auto& [_, event] : events_) {
+    for (auto& [consumer, pair] : event.pairs) {
+      if (pair.state != PairState::kPending) continue;
+      pair.clock_back_while_pending = true;
+      // A wait that began after `to` began in the future: it starts anew from `to`, and fires
+      // at worst early (at once), never later than its full length from now.
+      if (pair.scheduled_at && *pair.scheduled_at > to) {
+        pair.latest = to + (pair.latest - *pair.scheduled_at);
+        pair.earliest = to;
+        pair.scheduled_at = to;
+      }
+    }
+  }
+}
+
+long long ReferenceModel::replay(const DeadFilter& matches) {
+  long long count = 0;
+  for (auto& [_, event] : events_) {
+    for (auto& [consumer, pair] : event.pairs) {
+      if (pair.state != PairState::kDead || !matches(event, consumer, pair)) continue;
+      reset_to_pending(pair, Cause::kReplayed);
+      ++count;
+    }
+  }
+  return count;
+}
+
+long long ReferenceModel::discard(const DeadFilter& matches) {
+  long long count = 0;
+  for (auto& [_, event] : events_) {
+    for (auto& [consumer, pair] : event.pairs) {
+      if (pair.state != PairState::kDead || !matches(event, consumer, pair)) continue;
+      pair.state = PairState::kDiscarded;
+      ++count;
+    }
+  }
+  return count;
+}
+
+long long ReferenceModel::backfill(const std::string& consumer, std::int64_t from_seq,
+                                   const std::set<long long>& in_flight) {
+  long long count = 0;
+  for (auto& [n, event] : events_) {
+    if (event.pruned || event.seq < from_seq) continue;
+    const auto found = event.pairs.find(consumer);
+    if (found == event.pairs.end()) continue;
+    Pair& pair = found->second;
+    if (in_flight.count(n) > 0) {
+      // Its call has just returned: one delivery is done, and one more is owed.
+      if (pair.state == PairState::kDelivered) reset_to_pending(pair, Cause::kBackfilledInFlight);
+      ++count;
+    } else if (pair.state != PairState::kPending) {
+      reset_to_pending(pair, Cause::kBackfilled);
+      ++count;
+    }
+  }
+  return count;
+}
+
+void ReferenceModel::pruned(long long n, TimePoint cutoff, std::vector<Violation>& out) {
+  ModelEvent& event = events_.at(n);
+  for (const auto& [consumer, pair] : event.pairs) {
+    if (pair.state == PairState::kPending || pair.state == PairState::kDead) {
+      out.push_back(
+          {"prune removed unfinished work",
+           describe(event) + " was pruned while " + state_name(pair.state) + " for " + consumer});
+    }
+  }
+  if (event.created_at >= cutoff) {
+    out.push_back({"prune removed unfinished work",
+                   describe(event) + " was pruned though created after the retention cutoff"});
+  }
+  event.pruned = true;
+}
+
+std::vector<DuePair> ReferenceModel::due(const InstanceConfig& instance, TimePoint now) const {
+  std::vector<DuePair> due;
+  std::map<std::string, std::set<std::string>> held_keys;  // consumer -> keys held back
+  for (const auto& [_, event] : events_) {
+    for (const auto& [consumer, pair] : event.pairs) {
+      const bool keyed = !event.key.empty() && config_.consumer(consumer).ordered;
+      const bool blocked = keyed && held_keys[consumer].count(event.key) > 0;
+      if (keyed && unfinished(pair)) held_keys[consumer].insert(event.key);
+      if (pair.state != PairState::kPending || blocked ||
+          !instance.handles_topic(consumer, event.topic)) {
+        continue;
+      }
+      due.push_back({&event, consumer, &pair, pair.earliest <= now, pair.latest <= now});
+    }
+  }
+  return due;
+}
+
+}  // namespace sluice::model

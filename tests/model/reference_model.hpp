@@ -1,0 +1,143 @@
+// The reference model: a small in-memory state machine of what sluice promises, per (event,
+// consumer) pair. It is driven by the same operations as the engine and by the handler calls the
+// engine makes, judges each call against the promises (order, not-before, attempts, no second
+// delivery), and says what the engine's file must show afterwards.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "handler_script.hpp"
+#include "sequence_config.hpp"
+#include "sluice/event.hpp"
+#include "violation.hpp"
+
+namespace sluice::model {
+
+enum class PairState { kPending, kDead, kDelivered, kDiscarded };
+
+// Why a pending pair is pending: named when it is found stranded.
+enum class Cause {
+  kFresh,
+  kRetry,
+  kSnooze,
+  kReplayed,
+  kBackfilled,
+  kBackfilledInFlight,
+  kHeldInBatch
+};
+const char* name(Cause cause);
+
+// One (event, consumer) pair.
+struct Pair {
+  PairState state = PairState::kPending;
+  int attempts = 0;  // spent since the last replay or backfill
+  int snoozes = 0;   // since the last attempt
+  int resets = 0;    // replays and backfills
+  // A pending pair may run from `earliest` and must have run by `latest` (min: at once).
+  TimePoint earliest = TimePoint::min();
+  TimePoint latest = TimePoint::min();
+  // When a retry's or snooze's wait began; a clock set back before it makes the wait start anew.
+  std::optional<TimePoint> scheduled_at;
+  Cause cause = Cause::kFresh;
+  bool clock_back_while_pending = false;
+  int delivered = 0;  // successful handler calls in all
+  std::string dead_reason;
+  std::string last_error;
+};
+
+struct ModelEvent {
+  long long n = 0;  // the event's number, in its payload
+  std::int64_t seq = 0;
+  std::string id;
+  std::string topic;
+  std::string key;
+  std::string dedup_key;
+  TimePoint created_at;
+  std::optional<TimePoint> not_before;
+  bool pruned = false;
+  std::map<std::string, Pair> pairs;  // by consumer, for every consumer of its topic
+};
+
+// A pending pair an instance could deliver, seen in seq order with per-key blocking applied.
+struct DuePair {
+  const ModelEvent* event;
+  std::string consumer;
+  const Pair* pair;
+  bool may_run;   // earliest <= now
+  bool must_run;  // latest <= now
+};
+
+// Not thread-safe: the caller serialises handler calls and operations.
+class ReferenceModel {
+ public:
+  explicit ReferenceModel(const SequenceConfig& config);
+
+  // An enqueue: the result the engine must return. A stored event's seq is only known to be
+  // above every earlier one (seqs may have gaps), so it is 0 here, and its ID is the engine's
+  // unless given; `stored` records both. A stored event joins the open transaction.
+  EnqueueResult expect_enqueue(const NewEvent& event, long long n, TimePoint now);
+  void stored(long long n, const std::string& id, std::int64_t seq);
+  std::int64_t last_seq() const { return last_seq_; }
+  void begin_transaction();
+  void rollback_transaction();
+
+  // Handler calls of `consumer` for events `ns` (one call of a batch handler, or a single event),
+  // with the attempt the engine reported (0 if it reports none). Judges the calls, appends what
+  // broke to `out`, and returns each event's scripted outcome, now applied to the model.
+  std::vector<Scripted> on_calls(const std::string& consumer, const std::vector<long long>& ns,
+                                 int engine_attempt, bool batch, TimePoint now,
+                                 std::vector<Violation>& out);
+  // The outcome the next call of (consumer, n) will get, without applying it.
+  Scripted peek_outcome(const std::string& consumer, long long n) const;
+
+  // A worker saw the clock behind its last reading (or started): as the engine promises, every
+  // wait scheduled after `now` starts anew from `now`, firing at worst early.
+  void clock_seen_behind(TimePoint now);
+
+  using DeadFilter =
+      std::function<bool(const ModelEvent&, const std::string& consumer, const Pair&)>;
+  long long replay(const DeadFilter& matches);
+  long long discard(const DeadFilter& matches);
+  // Backfill of `consumer` from seq `from_seq`; `in_flight` are the events of the handler call
+  // that runs it, their outcomes already applied: each one delivered is owed one more delivery.
+  long long backfill(const std::string& consumer, std::int64_t from_seq,
+                     const std::set<long long>& in_flight);
+  // The engine pruned `n`: judged against what prune may remove.
+  void pruned(long long n, TimePoint cutoff, std::vector<Violation>& out);
+
+  // Pending pairs `instance` handles and that nothing earlier of their key holds back.
+  std::vector<DuePair> due(const InstanceConfig& instance, TimePoint now) const;
+
+  const std::map<long long, ModelEvent>& events() const { return events_; }
+  ModelEvent* find(long long n);
+
+  struct Totals {
+    long long delivered = 0;
+    long long retries = 0;
+  };
+  const std::map<std::string, Totals>& totals() const { return totals_; }
+
+ private:
+  CallKey call_key(const std::string& consumer, const ModelEvent& event, const Pair& pair) const;
+  void apply(const ModelEvent& event, const std::string& consumer, Pair& pair,
+             const Scripted& outcome, TimePoint now);
+  // Whether an earlier event of `event`'s key is unfinished for an ordered `consumer`, leaving
+  // out `except`.
+  const ModelEvent* unfinished_before(const ModelEvent& event, const std::string& consumer,
+                                      const std::set<long long>& except) const;
+
+  const SequenceConfig& config_;
+  std::map<long long, ModelEvent> events_;  // by n: also seq order
+  std::int64_t last_seq_ = 0;
+  std::int64_t seq_at_begin_ = 0;
+  std::vector<long long> tentative_;
+  std::map<std::string, Totals> totals_;
+};
+
+}  // namespace sluice::model

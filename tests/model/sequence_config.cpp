@@ -1,0 +1,93 @@
+#include "sequence_config.hpp"
+
+#include <stdexcept>
+
+#include "random.hpp"
+
+namespace sluice::model {
+
+bool InstanceConfig::handles_topic(const std::string& consumer, const std::string& topic) const {
+  const auto found = handles.find(consumer);
+  return found != handles.end() && found->second.count(topic) > 0;
+}
+
+const ConsumerConfig& SequenceConfig::consumer(const std::string& name) const {
+  for (const ConsumerConfig& c : consumers) {
+    if (c.name == name) return c;
+  }
+  throw std::logic_error("model: no consumer " + name);
+}
+
+SequenceConfig make_config(std::uint64_t seed) {
+  Rng rng(mix(seed ^ 0xc0f1));
+  SequenceConfig config;
+  config.seed = seed;
+  config.topics = {"t0", "t1", "t2"};
+  const int consumers = 2 + rng.below(2);
+  for (int c = 0; c < consumers; ++c) {
+    ConsumerConfig consumer;
+    consumer.name = "c" + std::to_string(c);
+    for (const std::string& topic : config.topics) {
+      if (rng.chance(60)) consumer.topics.push_back(topic);
+    }
+    if (consumer.topics.empty()) consumer.topics.push_back(config.topics[rng.below(3)]);
+    consumer.ordered = rng.chance(60);
+    consumer.outside = rng.chance(40);
+    if (consumer.outside) {
+      for (const std::string& topic : consumer.topics) {
+        if (rng.chance(50)) consumer.batch_topics.insert(topic);
+      }
+    }
+    config.consumers.push_back(std::move(consumer));
+  }
+  InstanceConfig full;
+  for (const ConsumerConfig& c : config.consumers)
+    full.handles[c.name] = std::set<std::string>(c.topics.begin(), c.topics.end());
+  config.instances.push_back(full);
+  // A rolling deploy: the old instance lacks the handler of one topic of a consumer.
+  if (rng.chance(35)) {
+    InstanceConfig old = full;
+    for (const ConsumerConfig& c : config.consumers) {
+      if (c.topics.size() < 2) continue;
+      old.handles[c.name].erase(c.topics[rng.below(static_cast<int>(c.topics.size()))]);
+      config.instances.push_back(old);
+      break;
+    }
+  }
+  const int batch_sizes[] = {1, 2, 3, 5, 8, 64, 512};
+  config.batch_size = batch_sizes[rng.below(7)];
+  const Duration budgets[] = {Duration(0), Duration(50), std::chrono::hours(1)};
+  config.batch_time_budget = budgets[rng.below(3)];
+  config.retry.max_attempts = 2 + rng.below(3);
+  config.retry.initial_backoff = std::chrono::seconds(1);
+  config.retry.multiplier = 2.0;
+  config.retry.max_backoff = std::chrono::seconds(8);
+  config.retry.jitter = 0.2;
+  config.retry.seed = seed;
+  return config;
+}
+
+std::string describe(const SequenceConfig& config) {
+  std::string out = "batch_size=" + std::to_string(config.batch_size) +
+                    " batch_time_budget=" + std::to_string(config.batch_time_budget.count()) +
+                    "ms max_attempts=" + std::to_string(config.retry.max_attempts) + "\n";
+  for (const ConsumerConfig& c : config.consumers) {
+    out += "  consumer " + c.name + (c.ordered ? " ordered" : " unordered") +
+           (c.outside ? " outside" : " in-transaction") + " topics:";
+    for (const std::string& t : c.topics)
+      out += " " + t + (c.batch_topics.count(t) > 0 ? "(batch)" : "");
+    out += "\n";
+  }
+  for (std::size_t i = 0; i < config.instances.size(); ++i) {
+    out += "  instance " + std::to_string(i) + " handles:";
+    for (const auto& [consumer, topics] : config.instances[i].handles) {
+      out += " " + consumer + "{";
+      for (const std::string& t : topics) out += " " + t;
+      out += " }";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace sluice::model

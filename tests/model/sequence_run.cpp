@@ -1,0 +1,426 @@
+#include "sequence_run.hpp"
+
+#include <SQLiteCpp/Transaction.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "../torture/temp_dir.hpp"
+#include "invariants.hpp"
+#include "reference_model.hpp"
+#include "sluice/backfill.hpp"
+#include "sluice/database.hpp"
+#include "sluice/dead_letters.hpp"
+#include "sluice/error.hpp"
+#include "sluice/inspect.hpp"
+#include "sluice/outbox.hpp"
+#include "sluice/retention.hpp"
+#include "worker_instance.hpp"
+
+namespace sluice::model {
+namespace {
+
+const char* status_name(EnqueueResult::Status status) {
+  switch (status) {
+    case EnqueueResult::Status::kStored:
+      return "stored";
+    case EnqueueResult::Status::kDuplicateId:
+      return "duplicate id";
+    case EnqueueResult::Status::kDuplicateDedupKey:
+      return "duplicate dedup key";
+  }
+  return "?";
+}
+
+class Sequence final : public CallSink {
+ public:
+  Sequence(const SequenceConfig& config, const std::vector<std::string>& ignored)
+      : config_(config),
+        ignored_(ignored),
+        clock_(std::make_shared<ManualClock>()),
+        path_(dir_.file("model.db")),
+        model_(config) {
+    options_.clock = clock_;
+    options_.synchronous = Synchronous::kNormal;
+    options_.batch_size = config.batch_size;
+    options_.batch_time_budget = config.batch_time_budget;
+    options_.retry = config.retry;
+    db_.emplace(open_database(path_, options_));
+    create_applied_table(*db_);
+    outbox_ = std::make_unique<Outbox>(*db_, options_);
+    for (std::size_t i = 0; i < config.instances.size(); ++i) instances_.push_back(start(i));
+    last_drain_.resize(instances_.size());
+  }
+
+  SequenceOutcome run(const std::vector<Operation>& ops) {
+    SequenceOutcome outcome;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      std::vector<Violation> found;
+      std::string line = "#" + std::to_string(i) + " " + describe(ops[i]);
+      try {
+        line += step(ops[i], found);
+      } catch (const std::exception& e) {
+        found.push_back({"engine threw", std::string(e.what())});
+      }
+      {
+        std::lock_guard lock(mutex_);
+        found.insert(found.begin(), call_violations_.begin(), call_violations_.end());
+        call_violations_.clear();
+      }
+      if (found.empty()) {
+        try {
+          check_dead_letters(*db_, model_, found);
+          check_ledger(*db_, model_, config_, found);
+          check_stats(*db_, model_, config_, options_, found);
+        } catch (const std::exception& e) {
+          found.push_back({"engine threw", std::string(e.what())});
+        }
+      }
+      outcome.log.push_back(line);
+      std::erase_if(found, [&](const Violation& v) {
+        return std::any_of(ignored_.begin(), ignored_.end(), [&](const std::string& prefix) {
+          return v.invariant.rfind(prefix, 0) == 0;
+        });
+      });
+      if (!found.empty()) {
+        outcome.violations = std::move(found);
+        outcome.failed_step = i;
+        break;
+      }
+    }
+    outcome.handler_calls = calls_;
+    return outcome;
+  }
+
+  Scripted on_call(const std::string& consumer, const Event& event, int attempt) override {
+    return calls(consumer, {event}, attempt, false).front();
+  }
+
+  std::vector<Scripted> on_batch(const std::string& consumer,
+                                 const std::vector<Event>& events) override {
+    return calls(consumer, events, 0, true);
+  }
+
+ private:
+  std::unique_ptr<WorkerInstance> start(std::size_t instance) {
+    return std::make_unique<WorkerInstance>(path_, config_, config_.instances[instance], options_,
+                                            *this);
+  }
+
+  std::vector<Scripted> calls(const std::string& consumer, const std::vector<Event>& events,
+                              int attempt, bool batch) {
+    std::lock_guard lock(mutex_);
+    std::vector<long long> ns;
+    for (const Event& event : events) ns.push_back(event_number(event));
+    calls_ += static_cast<long long>(ns.size());
+    const bool backfill_now = in_flight_backfill_ == consumer &&
+                              model_.find(ns.front()) != nullptr &&
+                              model_.find(ns.front())->pairs.count(consumer) > 0 &&
+                              model_.peek_outcome(consumer, ns.front()).action == Action::kOk;
+    std::vector<Scripted> outcomes =
+        model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_);
+    if (backfill_now && !outcomes.front().whole_batch) {
+      in_flight_backfill_.reset();
+      // On a connection of its own: the worker's is in use, and never shared.
+      SQLite::Database operator_db = open_database(path_, options_);
+      const long long queued = backfill(operator_db, consumer, {events.front().id}, options_);
+      model_.backfill(consumer, events.front().seq, std::set<long long>(ns.begin(), ns.end()));
+      in_flight_note_ = " (backfill from n=" + std::to_string(ns.front()) + " in flight queued " +
+                        std::to_string(queued) + ")";
+    }
+    return outcomes;
+  }
+
+  // Runs `op` on the engine and the model; returns what it did for the log.
+  std::string step(const Operation& op, std::vector<Violation>& found) {
+    switch (op.kind) {
+      case OpKind::kEnqueue:
+      case OpKind::kEnqueueBatch:
+      case OpKind::kEnqueueRolledBack:
+        return enqueue(op, found);
+      case OpKind::kEnqueueBadBatch:
+        return enqueue_bad_batch(op, found);
+      case OpKind::kDrain:
+        return drain(static_cast<std::size_t>(op.instance), found);
+      case OpKind::kClockForward:
+      case OpKind::kClockBack: {
+        // A step is noticed by a worker only at its next step (see drain()).
+        clock_->advance(op.kind == OpKind::kClockForward ? op.step : -op.step);
+        return "";
+      }
+      case OpKind::kReplay:
+      case OpKind::kDiscard:
+        return dead_letter_operation(op, found);
+      case OpKind::kBackfill:
+        return backfill_between_drains(op, found);
+      case OpKind::kBackfillInFlight: {
+        const ConsumerConfig& consumer = config_.consumers[op.consumer % config_.consumers.size()];
+        if (!consumer.outside) return " (skipped: " + consumer.name + " is in-transaction)";
+        in_flight_backfill_ = consumer.name;
+        in_flight_note_ = " (no call to backfill in)";
+        std::string line = drain(0, found);
+        in_flight_backfill_.reset();
+        return line + in_flight_note_;
+      }
+      case OpKind::kPrune:
+        return prune_events(op, found);
+      case OpKind::kRestartWorker: {
+        const std::size_t i = static_cast<std::size_t>(op.instance);
+        instances_[i].reset();
+        instances_[i] = start(i);
+        last_drain_[i].reset();
+        return "";
+      }
+      case OpKind::kStartStop: {
+        const long long calls_before = calls_;
+        Worker worker(path_, options_);
+        subscribe_handlers(worker, config_, config_.instances[op.instance], *this);
+        model_.clock_seen_behind(clock_->now());  // a worker new to the file
+        worker.start();
+        worker.stop();
+        std::lock_guard lock(mutex_);
+        return " (" + std::to_string(calls_ - calls_before) + " handler calls)";
+      }
+    }
+    return "";
+  }
+
+  NewEvent new_event(const EventSpec& spec, long long n) {
+    NewEvent event;
+    event.topic = config_.topics[spec.topic];
+    event.payload = "{\"n\":" + std::to_string(n) + "}";
+    if (spec.key >= 0) event.key = "k" + std::to_string(spec.key);
+    if (spec.id >= 0) event.id = "id-" + std::to_string(spec.id);
+    if (spec.dedup >= 0) event.dedup_key = "d-" + std::to_string(spec.dedup);
+    if (spec.delay.count() > 0) event.not_before = clock_->now() + spec.delay;
+    return event;
+  }
+
+  std::string enqueue(const Operation& op, std::vector<Violation>& found) {
+    std::vector<NewEvent> events;
+    std::vector<long long> ns;
+    for (const EventSpec& spec : op.events) {
+      ns.push_back(next_n_++);
+      events.push_back(new_event(spec, ns.back()));
+    }
+    std::optional<SQLite::Transaction> tx;
+    tx.emplace(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    model_.begin_transaction();
+    std::vector<EnqueueResult> results;
+    if (op.kind == OpKind::kEnqueueBatch) {
+      results = outbox_->enqueue_batch(events);
+    } else {
+      for (const NewEvent& event : events) results.push_back(outbox_->enqueue(event));
+    }
+    int stored = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const EnqueueResult expected = model_.expect_enqueue(events[i], ns[i], clock_->now());
+      const EnqueueResult& got = results[i];
+      const bool stored_in_order =
+          expected.status == EnqueueResult::Status::kStored && got.seq > model_.last_seq();
+      const bool same = got.status == expected.status &&
+                        (got.seq == expected.seq || stored_in_order) &&
+                        (expected.id.empty() || got.id == expected.id);
+      if (!same) {
+        found.push_back({"enqueue result",
+                         "n=" + std::to_string(ns[i]) + " got " + status_name(got.status) + " " +
+                             got.id + " seq " + std::to_string(got.seq) + ", the model expects " +
+                             status_name(expected.status) + " " + expected.id + " seq " +
+                             (expected.seq > 0 ? std::to_string(expected.seq)
+                                               : "> " + std::to_string(model_.last_seq()))});
+        return "";
+      }
+      if (got.status == EnqueueResult::Status::kStored) {
+        ++stored;
+        model_.stored(ns[i], got.id, got.seq);
+      }
+    }
+    if (op.kind == OpKind::kEnqueueRolledBack) {
+      tx.reset();  // rolls back
+      model_.rollback_transaction();
+      return " (rolled back)";
+    }
+    tx->commit();
+    return " (n=" + std::to_string(ns.front()) + ".." + std::to_string(ns.back()) + ", " +
+           std::to_string(stored) + " stored)";
+  }
+
+  std::string enqueue_bad_batch(const Operation& op, std::vector<Violation>& found) {
+    std::vector<NewEvent> events;
+    for (const EventSpec& spec : op.events) events.push_back(new_event(spec, next_n_++));
+    events[op.pick % events.size()].payload = "{\"n\":";
+    const std::int64_t newest = newest_event_seq(*db_);
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    try {
+      outbox_->enqueue_batch(events);
+      found.push_back({"bad input", "enqueue_batch accepted a malformed payload"});
+    } catch (const InvalidArgument&) {
+    }
+    tx.commit();
+    if (newest_event_seq(*db_) != newest)
+      found.push_back({"bad input", "enqueue_batch with a malformed payload wrote events"});
+    return "";
+  }
+
+  std::string drain(std::size_t instance, std::vector<Violation>& found) {
+    // A worker re-anchors when its clock reads behind its last step, or at its first step.
+    const TimePoint now = clock_->now();
+    if (!last_drain_[instance] || now < *last_drain_[instance]) model_.clock_seen_behind(now);
+    last_drain_[instance] = now;
+    const DrainResult result = instances_[instance]->drain();
+    std::string line = " (delivered " + std::to_string(result.delivered) + ", retried " +
+                       std::to_string(result.retried) + ", dead " +
+                       std::to_string(result.dead_lettered) + ")";
+    {
+      std::lock_guard lock(mutex_);
+      if (!call_violations_.empty()) return line;
+    }
+    const InstanceConfig& handles = config_.instances[instance];
+    check_unhandled_attempts(*db_, model_, config_, found);
+    check_dead_letters(*db_, model_, found);
+    check_drained(*db_, model_, handles, clock_->now(), found);
+    if (!found.empty()) return line;
+    // Nothing may run at this time: another run_until_idle() must not write at all.
+    for (const DuePair& due : model_.due(handles, clock_->now())) {
+      if (due.may_run) return line;
+    }
+    const long long before = instances_[instance]->write_transactions();
+    instances_[instance]->drain();
+    const long long writes = instances_[instance]->write_transactions() - before;
+    if (writes > 0) {
+      found.push_back({"write transaction while idle",
+                       "run_until_idle() on instance " + std::to_string(instance) + " began " +
+                           std::to_string(writes) +
+                           " write transaction(s) though nothing was deliverable"});
+    }
+    return line;
+  }
+
+  std::string dead_letter_operation(const Operation& op, std::vector<Violation>& found) {
+    DeadLetterFilter filter;
+    ReferenceModel::DeadFilter matches = [](const ModelEvent&, const std::string&, const Pair&) {
+      return true;
+    };
+    std::string what = "all";
+    const std::string consumer = config_.consumers[(op.pick >> 8) % config_.consumers.size()].name;
+    const std::string topic = config_.topics[(op.pick >> 16) % config_.topics.size()];
+    switch (op.pick % 4) {
+      case 0:
+        break;
+      case 1:
+        filter.consumer = consumer;
+        what = "consumer " + consumer;
+        matches = [consumer](const ModelEvent&, const std::string& c, const Pair&) {
+          return c == consumer;
+        };
+        break;
+      case 2:
+        filter.topic = topic;
+        what = "topic " + topic;
+        matches = [topic](const ModelEvent& e, const std::string&, const Pair&) {
+          return e.topic == topic;
+        };
+        break;
+      default: {
+        // Every other dead event, by ID.
+        std::set<std::string> ids;
+        std::size_t index = 0;
+        for (const auto& [_, e] : model_.events()) {
+          for (const auto& [c, pair] : e.pairs) {
+            if (pair.state == PairState::kDead && index++ % 2 == 0) ids.insert(e.id);
+          }
+        }
+        if (ids.empty()) return " (no dead letter to name)";
+        filter.event_ids.assign(ids.begin(), ids.end());
+        what = std::to_string(ids.size()) + " event id(s)";
+        matches = [ids](const ModelEvent& e, const std::string&, const Pair&) {
+          return ids.count(e.id) > 0;
+        };
+      }
+    }
+    const bool replay = op.kind == OpKind::kReplay;
+    const long long engine = replay ? replay_dead_letters(*db_, filter, options_)
+                                    : discard_dead_letters(*db_, filter, "model discard", options_);
+    const long long expected = replay ? model_.replay(matches) : model_.discard(matches);
+    if (engine != expected) {
+      found.push_back({replay ? "replay count" : "discard count",
+                       what + ": the engine reports " + std::to_string(engine) +
+                           ", the model expects " + std::to_string(expected)});
+    }
+    return " (" + what + ": " + std::to_string(engine) + ")";
+  }
+
+  std::string backfill_between_drains(const Operation& op, std::vector<Violation>& found) {
+    const std::string consumer = config_.consumers[op.consumer % config_.consumers.size()].name;
+    std::vector<const ModelEvent*> candidates;
+    for (const auto& [_, e] : model_.events()) {
+      if (!e.pruned && e.pairs.count(consumer) > 0) candidates.push_back(&e);
+    }
+    if (candidates.empty()) return " (nothing to backfill)";
+    const ModelEvent& from = *candidates[op.pick % candidates.size()];
+    const long long engine = backfill(*db_, consumer, {from.id}, options_);
+    const long long expected = model_.backfill(consumer, from.seq, {});
+    if (engine != expected) {
+      found.push_back({"backfill count", consumer + " from n=" + std::to_string(from.n) +
+                                             ": the engine queued " + std::to_string(engine) +
+                                             ", the model expects " + std::to_string(expected)});
+    }
+    return " (from n=" + std::to_string(from.n) + ": " + std::to_string(engine) + ")";
+  }
+
+  std::string prune_events(const Operation& op, std::vector<Violation>& found) {
+    const Duration retentions[] = {Duration(0), Duration(2000), std::chrono::minutes(10)};
+    const Duration retention = retentions[op.pick % 3];
+    PruneOptions prune_options;
+    prune_options.force = true;
+    const TimePoint cutoff = clock_->now() - retention;
+    const long long engine = prune(*db_, retention, prune_options, options_);
+    long long gone = 0;
+    for (const auto& [n, e] : model_.events()) {
+      if (e.pruned) continue;
+      try {
+        find_event(*db_, e.id);
+      } catch (const NotFound&) {
+        model_.pruned(n, cutoff, found);
+        ++gone;
+      }
+    }
+    if (gone != engine) {
+      found.push_back({"prune count", "prune reported " + std::to_string(engine) + ", " +
+                                          std::to_string(gone) + " events are gone"});
+    }
+    return " (" + std::to_string(engine) + " pruned)";
+  }
+
+  const SequenceConfig& config_;
+  const std::vector<std::string>& ignored_;
+  torture::TempDir dir_;
+  std::shared_ptr<ManualClock> clock_;
+  std::string path_;
+  Options options_;
+  std::optional<SQLite::Database> db_;  // the app's and the operator's connection
+  std::unique_ptr<Outbox> outbox_;
+  ReferenceModel model_;
+  std::vector<std::unique_ptr<WorkerInstance>> instances_;
+  // The clock's reading at each instance's last drain; none before its first.
+  std::vector<std::optional<TimePoint>> last_drain_;
+  long long next_n_ = 1;
+  // Handler calls may come from a worker's helper thread (batch handlers).
+  std::mutex mutex_;
+  std::vector<Violation> call_violations_;
+  long long calls_ = 0;
+  std::optional<std::string> in_flight_backfill_;
+  std::string in_flight_note_;
+};
+
+}  // namespace
+
+SequenceOutcome run_sequence(const SequenceConfig& config, const std::vector<Operation>& ops,
+                             const std::vector<std::string>& ignored) {
+  Sequence sequence(config, ignored);
+  return sequence.run(ops);
+}
+
+}  // namespace sluice::model

@@ -1,0 +1,115 @@
+#include "worker_instance.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include <stdexcept>
+
+#include "sluice/database.hpp"
+#include "sluice/error.hpp"
+
+namespace sluice::model {
+namespace {
+
+// Does what `scripted` says, as a handler would; the write (if any) came before.
+void act(const Scripted& scripted, Context& ctx) {
+  switch (scripted.action) {
+    case Action::kOk:
+      return;
+    case Action::kRetry:
+      ctx.retry(scripted.error);
+      return;
+    case Action::kThrowAfterWrite:
+      throw std::runtime_error(scripted.error);
+    case Action::kDeadLetter:
+      ctx.dead_letter(scripted.error);
+      return;
+    case Action::kThrowPermanent:
+      throw PermanentError(scripted.error);
+    case Action::kSnooze:
+      ctx.snooze(scripted.snooze);
+      return;
+  }
+}
+
+Outcome outcome_of(const Scripted& scripted) {
+  switch (scripted.action) {
+    case Action::kOk:
+      return Outcome::done();
+    case Action::kRetry:
+    case Action::kThrowAfterWrite:
+      return Outcome::retry(scripted.error);
+    case Action::kDeadLetter:
+    case Action::kThrowPermanent:
+      return Outcome::permanent(scripted.error);
+    case Action::kSnooze:
+      return Outcome::snooze(scripted.snooze);
+  }
+  return Outcome::done();
+}
+
+}  // namespace
+
+void create_applied_table(SQLite::Database& db) {
+  db.exec("CREATE TABLE IF NOT EXISTS model_applied (consumer TEXT NOT NULL, n INTEGER NOT NULL)");
+}
+
+long long event_number(const Event& event) {
+  // Payloads are {"n":<number>}.
+  return std::stoll(event.payload.substr(5));
+}
+
+WorkerInstance::WorkerInstance(const std::string& path, const SequenceConfig& config,
+                               const InstanceConfig& instance, const Options& options,
+                               CallSink& sink)
+    : db_(open_database(path, options)), counter_(db_), worker_(db_, options) {
+  subscribe_handlers(worker_, config, instance, sink);
+}
+
+void subscribe_handlers(Worker& worker, const SequenceConfig& config,
+                        const InstanceConfig& instance, CallSink& sink) {
+  for (const ConsumerConfig& consumer : config.consumers) {
+    ConsumerOptions consumer_options;
+    consumer_options.ordered = consumer.ordered;
+    consumer_options.mode =
+        consumer.outside ? DeliveryMode::kOutsideTransaction : DeliveryMode::kInTransaction;
+    const std::string name = consumer.name;
+    for (const std::string& topic : consumer.topics) {
+      if (!instance.handles_topic(name, topic)) continue;
+      if (consumer.batch_topics.count(topic) > 0) {
+        worker.subscribe_batch(
+            name, topic,
+            [&sink, name](const std::vector<Event>& events) {
+              const std::vector<Scripted> scripted = sink.on_batch(name, events);
+              if (!scripted.empty() && scripted.front().whole_batch)
+                throw std::runtime_error(scripted.front().error);
+              std::vector<Outcome> outcomes;
+              for (const Scripted& s : scripted) outcomes.push_back(outcome_of(s));
+              return outcomes;
+            },
+            consumer_options);
+      } else if (consumer.outside) {
+        worker.subscribe(
+            name, topic,
+            [&sink, name](const Event& event, Context& ctx) {
+              act(sink.on_call(name, event, ctx.attempt()), ctx);
+            },
+            consumer_options);
+      } else {
+        worker.subscribe(
+            name, topic,
+            [&sink, name](const Event& event, Context& ctx) {
+              const Scripted scripted = sink.on_call(name, event, ctx.attempt());
+              SQLite::Statement insert(ctx.db(),
+                                       "INSERT INTO model_applied (consumer, n) VALUES (?, ?)");
+              insert.bind(1, name);
+              insert.bind(2, static_cast<int64_t>(event_number(event)));
+              insert.exec();
+              act(scripted, ctx);
+            },
+            consumer_options);
+      }
+    }
+  }
+}
+
+}  // namespace sluice::model

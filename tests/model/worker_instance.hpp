@@ -1,0 +1,56 @@
+// One worker instance of a model sequence: a Worker on its own connection to the sequence's file,
+// with handlers for the topics its InstanceConfig names. The handlers ask a CallSink what to do
+// and do it; in-transaction handlers record each application through ctx.db() in the app table
+// model_applied, so a rolled-back application leaves no row.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <string>
+#include <vector>
+
+#include "handler_script.hpp"
+#include "sequence_config.hpp"
+#include "sluice/worker.hpp"
+#include "write_counter.hpp"
+
+namespace sluice::model {
+
+// Decides, for each handler call the engine makes, what the handler does.
+class CallSink {
+ public:
+  virtual ~CallSink() = default;
+  // A plain handler's call; `attempt` is the Context's.
+  virtual Scripted on_call(const std::string& consumer, const Event& event, int attempt) = 0;
+  // A batch handler's call: one outcome per event.
+  virtual std::vector<Scripted> on_batch(const std::string& consumer,
+                                         const std::vector<Event>& events) = 0;
+};
+
+// The app table the in-transaction handlers write.
+void create_applied_table(SQLite::Database& db);
+
+// The event number a model event carries in its payload.
+long long event_number(const Event& event);
+
+// Registers on `worker` the handlers `instance` has, as `config` describes the consumers.
+void subscribe_handlers(Worker& worker, const SequenceConfig& config,
+                        const InstanceConfig& instance, CallSink& sink);
+
+// Not thread-safe, like the Worker it holds.
+class WorkerInstance {
+ public:
+  WorkerInstance(const std::string& path, const SequenceConfig& config,
+                 const InstanceConfig& instance, const Options& options, CallSink& sink);
+
+  DrainResult drain() { return worker_.run_until_idle(); }
+  // Write transactions begun on this instance's connection so far.
+  long long write_transactions() const { return counter_.begins(); }
+
+ private:
+  SQLite::Database db_;
+  WriteCounter counter_;
+  Worker worker_;
+};
+
+}  // namespace sluice::model
