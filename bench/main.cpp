@@ -5,6 +5,8 @@
 #include <exception>
 #include <iostream>
 
+#include "foreign_writer_cases.hpp"
+#include "idle_cases.hpp"
 #include "latency_cases.hpp"
 #include "result.hpp"
 #include "run.hpp"
@@ -31,6 +33,8 @@ int main(int argc, char** argv) {
     bench::run_throughput_cases(run);
     bench::run_latency_cases(run);
     bench::run_scale_cases(run);
+    bench::run_idle_cases(run);
+    bench::run_foreign_writer_cases(run);
     if (json) {
       bench::print_json(std::cout, run.results());
     } else {

@@ -19,10 +19,18 @@ std::string met_text(std::optional<bool> met) {
 }
 
 std::string note_text(const Result& result) {
-  if (!result.rss_growth_mib) return result.note;
-  std::string memory = "RSS +" + fixed(result.rss_growth_mib, 1) + " MiB, peak " +
-                       fixed(result.peak_rss_mib, 1) + " MiB";
-  return result.note.empty() ? memory : memory + "; " + result.note;
+  std::vector<std::string> parts;
+  if (result.rss_growth_mib) {
+    parts.push_back("RSS +" + fixed(result.rss_growth_mib, 1) + " MiB, peak " +
+                    fixed(result.peak_rss_mib, 1) + " MiB");
+  }
+  for (const auto& [name, value] : result.figures) {
+    parts.push_back(name + " " + fixed(value, value == static_cast<long long>(value) ? 0 : 2));
+  }
+  if (!result.note.empty()) parts.push_back(result.note);
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : "; ") + part;
+  return text;
 }
 
 template <typename T>
@@ -72,7 +80,9 @@ void print_json(std::ostream& out, const std::vector<Result>& results) {
         {"peak_rss_mib", or_null(r.peak_rss_mib)},
         {"target", r.target.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.target)},
         {"met", or_null(r.met)},
+        {"figures", nlohmann::json::object()},
         {"note", r.note}};
+    for (const auto& [name, value] : r.figures) row["figures"][name] = value;
     if (r.latency) {
       row["p50_ms"] = r.latency->p50_ms;
       row["p99_ms"] = r.latency->p99_ms;

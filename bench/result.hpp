@@ -4,6 +4,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "latency_summary.hpp"
@@ -26,6 +27,9 @@ struct Result {
   std::string target;
   // Whether the target was met; absent without a target or in a quick run.
   std::optional<bool> met;
+  // Further measured figures by name (e.g. "cpu_ms_per_s"), in the note of the table and as
+  // an object in the JSON.
+  std::vector<std::pair<std::string, double>> figures;
   // Anything else the reader needs, e.g. why a case stopped early.
   std::string note;
 };

@@ -69,7 +69,9 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->add_option("--dedup-key", args->dedup_key, "Domain dedup key, unique per topic");
   command->add_option("--delay", args->delay, "Not delivered before this long from now (e.g. 15m)")
       ->type_name("DUR");
-  command->add_option("--header", args->headers, "A header NAME=VALUE (repeatable)")
+  command
+      ->add_option("--header", args->headers,
+                   "A header NAME=VALUE (repeatable, each NAME once; UTF-8)")
       ->type_name("NAME=VALUE");
   command->add_flag("--json", args->json, "Print {id, seq, status}");
   command->callback([session, args, payload, payload_file]() {
@@ -88,7 +90,10 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
       if (equals == std::string::npos || equals == 0) {
         throw UsageError("invalid --header '" + header + "': expected NAME=VALUE");
       }
-      event.headers[header.substr(0, equals)] = header.substr(equals + 1);
+      // A second value for a name would replace the first without a word.
+      if (!event.headers.emplace(header.substr(0, equals), header.substr(equals + 1)).second) {
+        throw UsageError("invalid --header: header '" + header.substr(0, equals) + "' given twice");
+      }
     }
     if (!args->delay.empty())
       event.not_before = system_clock()->now() + parse_duration(args->delay);

@@ -1,9 +1,12 @@
 #include "format.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 
+#include "sluice/options.hpp"
 #include "usage_error.hpp"
 
 namespace sluice::cli {
@@ -27,8 +30,8 @@ constexpr std::array<Unit, 5> kUnits{{{"d", days(1)},
                                       {"s", seconds(1)},
                                       {"ms", milliseconds(1)}}};
 
-// Bounds each part so that adding it up cannot overflow.
-constexpr long long kMaxCount = 1'000'000'000;
+// Past the longest duration in any unit: a count is held at this while its digits are read.
+constexpr long long kMaxCount = Options::kLongestDuration.count() + 1;
 
 [[noreturn]] void bad_time(const std::string& text) {
   throw UsageError("invalid time '" + text +
@@ -50,9 +53,51 @@ void expect_char(const std::string& text, std::size_t& pos, const std::string& a
   ++pos;
 }
 
+// The duration `text` spells, or nothing if it spells none. Throws UsageError naming the text
+// if it is longer than Options::kLongestDuration in all.
+std::optional<Duration> read_duration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const auto too_long = [&text]() {
+    return UsageError("invalid duration '" + text + "': at most " +
+                      format_duration(Options::kLongestDuration));
+  };
+  Duration total{0};
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    long long count = 0;
+    const std::size_t digits_start = pos;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+      // Held just past the limit, so more digits cannot overflow it.
+      count = std::min(count * 10 + (text[pos++] - '0'), kMaxCount);
+    }
+    if (pos == digits_start) return std::nullopt;
+    // The longest suffix wins, so "5ms" is milliseconds and not minutes followed by junk.
+    const Unit* matched = nullptr;
+    std::size_t matched_length = 0;
+    for (const Unit& unit : kUnits) {
+      const std::size_t length = std::char_traits<char>::length(unit.suffix);
+      if (length > matched_length && text.compare(pos, length, unit.suffix) == 0) {
+        matched = &unit;
+        matched_length = length;
+      }
+    }
+    if (matched == nullptr) return std::nullopt;
+    pos += matched_length;
+    // Compared before multiplying: each part may be in range and their sum not.
+    if (count > (Options::kLongestDuration - total) / matched->length) throw too_long();
+    total += matched->length * count;
+  }
+  return total;
+}
+
 }  // namespace
 
 std::string format_time(TimePoint t) {
+  // RFC 3339 has four-digit years; past them (a snooze of Duration::max()) the date would wrap.
+  constexpr TimePoint kFirst{std::chrono::sys_days(std::chrono::year(0) / 1 / 1)};
+  constexpr TimePoint kLast{std::chrono::sys_days(std::chrono::year(10000) / 1 / 1) -
+                            milliseconds(1)};
+  t = std::clamp(t, kFirst, kLast);
   const auto day = std::chrono::floor<days>(t);
   const std::chrono::year_month_day date{day};
   const std::chrono::hh_mm_ss<milliseconds> time{t - day};
@@ -134,46 +179,16 @@ std::string format_duration(Duration d) {
 }
 
 Duration parse_duration(const std::string& text) {
-  const auto bad = [&text]() {
-    return UsageError("invalid duration '" + text +
-                      "': expected a number and a unit (ms, s, m, h, d), like 30s, 15m, 12h or 7d");
-  };
-  if (text.empty()) throw bad();
-  Duration total{0};
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    long long count = 0;
-    const std::size_t digits_start = pos;
-    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
-      count = count * 10 + (text[pos++] - '0');
-      if (count > kMaxCount) throw bad();
-    }
-    if (pos == digits_start) throw bad();
-    // The longest suffix wins, so "5ms" is milliseconds and not minutes followed by junk.
-    const Unit* matched = nullptr;
-    std::size_t matched_length = 0;
-    for (const Unit& unit : kUnits) {
-      const std::size_t length = std::char_traits<char>::length(unit.suffix);
-      if (length > matched_length && text.compare(pos, length, unit.suffix) == 0) {
-        matched = &unit;
-        matched_length = length;
-      }
-    }
-    if (matched == nullptr) throw bad();
-    pos += matched_length;
-    total += matched->length * count;
-  }
-  return total;
+  if (const auto duration = read_duration(text)) return *duration;
+  throw UsageError("invalid duration '" + text +
+                   "': expected a number and a unit (ms, s, m, h, d), like 30s, 15m, 12h or 7d");
 }
 
 TimePoint parse_time_or_ago(const std::string& text, TimePoint now) {
   const bool looks_like_date = text.size() >= 10 && text[4] == '-';
   if (looks_like_date) return parse_time(text);
-  try {
-    return now - parse_duration(text);
-  } catch (const UsageError&) {
-    bad_time(text);
-  }
+  if (const auto ago = read_duration(text)) return now - *ago;
+  bad_time(text);
 }
 
 }  // namespace sluice::cli

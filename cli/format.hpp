@@ -7,7 +7,8 @@
 
 namespace sluice::cli {
 
-// RFC 3339 in UTC with milliseconds, e.g. "2026-11-29T10:32:41.123Z".
+// RFC 3339 in UTC with milliseconds, e.g. "2026-11-29T10:32:41.123Z"; a time before year 0 or
+// after year 9999 as the first or last millisecond of them.
 std::string format_time(TimePoint t);
 
 // Parses RFC 3339: "2026-11-29T10:32:41Z", with optional fraction and a Z or ±hh:mm offset

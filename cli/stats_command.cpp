@@ -73,8 +73,7 @@ Json stats_document(const std::vector<ConsumerStats>& stats, TimePoint now) {
 Duration parse_interval(const std::string& text) {
   const bool plain_seconds =
       !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  const Duration interval =
-      plain_seconds ? Duration(std::stoll(text.substr(0, 9)) * 1000) : parse_duration(text);
+  const Duration interval = parse_duration(plain_seconds ? text + "s" : text);
   if (interval < std::chrono::milliseconds(100)) {
     throw UsageError("invalid --watch interval '" + text + "': must be at least 100ms");
   }

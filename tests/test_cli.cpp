@@ -48,6 +48,18 @@ TEST_CASE("--help lists commands and exit codes; each command's help has an exam
         std::string::npos);
 }
 
+TEST_CASE("enqueue keeps multi-byte UTF-8 header names and values byte for byte") {
+  CliFixture f;
+  f.init();
+  const std::string name = "caf\xC3\xA9";
+  const std::string value = "\xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80";
+  REQUIRE(f.sluice({"enqueue", "--topic", "t", "--payload", "{}", "--header", name + "=" + value})
+              .exit_code == 0);
+  const auto events = f.json({"events"})["events"];
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["headers"][name] == value);
+}
+
 TEST_CASE("enqueue prints the ID, reports duplicates, and takes files, keys, headers, delays") {
   CliFixture f;
   f.init();

@@ -117,6 +117,49 @@ TEST_CASE("bad durations, times and flags: exit 2 with a message naming them") {
   CHECK(f.json({"events"})["events"].empty());
 }
 
+TEST_CASE("the CLI refuses a duration whose parts sum past the limit") {
+  CliFixture f;
+  f.init();
+  // Each part is within bounds; their sum is past what a time can hold.
+  std::string sum_past_limit;
+  for (int i = 0; i < 120; ++i) sum_past_limit += "999999999d";
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"enqueue", "--topic", "t", "--payload", "{}", "--delay",
+                                 sum_past_limit},
+        {"prune", "--older-than", sum_past_limit, "--force"},
+        {"events", "--since", sum_past_limit},
+        {"stats", "--watch", sum_past_limit}}) {
+    CAPTURE(command[0]);
+    const auto result = f.sluice(command);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.find("invalid duration") != std::string::npos);
+    CHECK(result.err.find("at most 36500d") != std::string::npos);
+    CHECK(one_line(result.err));
+  }
+  CHECK(f.json({"events"})["events"].empty());
+}
+
+TEST_CASE("enqueue refuses a header that is not UTF-8 or given twice: exit 2 naming it") {
+  CliFixture f;
+  f.init();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--header", "trace=\xFF\xFE-abc"}, "header 'trace'"},
+      {{"--header", "\xFF\xFE-abc=v"}, "header name '\\xFF\\xFE-abc'"},
+      {{"--header", "\xFF-a=1", "--header", "\xFE-a=2"}, "not valid UTF-8"},
+      {{"--header", "trace=1", "--header", "trace=2"}, "header 'trace' given twice"},
+  };
+  for (const auto& [headers, message] : cases) {
+    CAPTURE(message);
+    std::vector<std::string> command = {"enqueue", "--topic", "t", "--payload", "{}"};
+    command.insert(command.end(), headers.begin(), headers.end());
+    const auto result = f.sluice(command);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.find(message) != std::string::npos);
+    CHECK(one_line(result.err));
+  }
+  CHECK(f.json({"events"})["events"].empty());
+}
+
 TEST_CASE("export refuses to overwrite an existing file without --force") {
   CliFixture f;
   f.init();

@@ -37,6 +37,12 @@ TEST_CASE("parse_time rejects malformed text naming it") {
   }
 }
 
+TEST_CASE("format_time shows a time past RFC 3339's years as its first or last millisecond") {
+  CHECK(format_time(TimePoint::max()) == "9999-12-31T23:59:59.999Z");
+  CHECK(format_time(TimePoint::min()) == "0000-01-01T00:00:00.000Z");
+  CHECK(parse_time(format_time(TimePoint::max())) < TimePoint::max());
+}
+
 TEST_CASE("format_duration uses the largest units, at most two") {
   CHECK(format_duration(0ms) == "0s");
   CHECK(format_duration(250ms) == "250ms");
@@ -66,6 +72,16 @@ TEST_CASE("parse_duration rejects bad durations naming them") {
   for (const char* bad : {"", "30", "s", "30x", "-5s", "1.5h", "30 s", "7days", "99999999999d"}) {
     CAPTURE(bad);
     CHECK_THROWS_WITH_AS(parse_duration(bad), doctest::Contains("invalid duration"), UsageError);
+  }
+}
+
+TEST_CASE("parse_duration refuses a duration whose parts sum past the limit") {
+  CHECK(parse_duration("36500d") == 24h * 36500);
+  std::string many_parts;
+  for (int i = 0; i < 120; ++i) many_parts += "999999999d";
+  for (const std::string& bad : {std::string("36500d1ms"), std::string("36499d25h"), many_parts}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_duration(bad), doctest::Contains("at most 36500d"), UsageError);
   }
 }
 

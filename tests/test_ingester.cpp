@@ -109,6 +109,22 @@ TEST_CASE("a message read into the event of the one before keeps nothing of that
   natsMsg_Destroy(second);
 }
 
+TEST_CASE("a Sluice-Not-Before past what a time holds is refused, not wrapped around") {
+  REQUIRE(nats_Open(-1) == NATS_OK);
+  for (const char* bad : {"99999999999999999999", "-99999999999999999999", "12abc", "soon"}) {
+    CAPTURE(bad);
+    natsMsg* m = nullptr;
+    REQUIRE(natsMsg_Create(&m, "sluice.t", nullptr, "{}", 2) == NATS_OK);
+    REQUIRE(natsMsgHeader_Set(m, "Nats-Msg-Id", "e-1") == NATS_OK);
+    REQUIRE(natsMsgHeader_Set(m, "Sluice-Topic", "t") == NATS_OK);
+    REQUIRE(natsMsgHeader_Set(m, "Sluice-Not-Before", bad) == NATS_OK);
+    NewEvent event;
+    CHECK_THROWS_WITH_AS(nats::event_from_message(m, event), doctest::Contains("Sluice-Not-Before"),
+                         InvalidArgument);
+    natsMsg_Destroy(m);
+  }
+}
+
 TEST_CASE("each message is received with the ID from Nats-Msg-Id and acked after the commit") {
   Broker broker;
   TempDir dir;
@@ -220,6 +236,25 @@ TEST_CASE("an event sluice refuses is terminated alone; the rest of its fetch is
   Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
   poll_until(ingester, 6);
   CHECK(ingester.counters().received == 6);
+  CHECK(ingester.counters().malformed == 1);
+  SQLite::Database db = open_database(dir.file("b.db"));
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events WHERE id = 'bad-1'").getInt() == 0);
+}
+
+TEST_CASE("a message whose headers are not UTF-8 is terminated alone, not stored altered") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 2);
+  const std::vector<nats::OutgoingMessage> refused = {
+      {"sluice.order.placed",
+       "bad-1",
+       "{}",
+       {{"Sluice-Topic", "order.placed"}, {"trace", "\xFF\xFE-abc"}}}};
+  REQUIRE(broker.client.publish(refused, std::chrono::seconds(5)).front().acknowledged());
+  publish_events(broker.client, 2, 2);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  poll_until(ingester, 4);
+  CHECK(ingester.counters().received == 4);
   CHECK(ingester.counters().malformed == 1);
   SQLite::Database db = open_database(dir.file("b.db"));
   CHECK(db.execAndGet("SELECT count(*) FROM sluice_events WHERE id = 'bad-1'").getInt() == 0);

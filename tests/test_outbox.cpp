@@ -234,3 +234,23 @@ TEST_CASE("malformed JSON with an overflowing number is refused as bad input") {
   CHECK_THROWS_AS(f.outbox.enqueue_now({.topic = "t", .payload = "[1e999999, }"}), InvalidArgument);
   CHECK(count(f.db, "sluice_events") == 0);
 }
+
+TEST_CASE("enqueue_batch names the dedup key that refused a row whose ID a later row then took") {
+  Fixture f;
+  const EnqueueResult first =
+      f.outbox.enqueue_now({.topic = "t", .payload = "{}", .dedup_key = "order-1:paid"});
+  // Eight rows: what enqueue_batch writes with one statement.
+  std::vector<NewEvent> batch = {
+      {.topic = "t", .payload = "1", .id = "x", .dedup_key = "order-1:paid"},
+      {.topic = "t", .payload = "2", .id = "x"}};
+  batch.resize(8, NewEvent{.topic = "t", .payload = "3"});
+  SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);
+  const std::vector<EnqueueResult> results = f.outbox.enqueue_batch(batch);
+  tx.commit();
+  REQUIRE(results.size() == 8);
+  CHECK(results[0].status == EnqueueResult::Status::kDuplicateDedupKey);
+  CHECK(results[0].id == first.id);
+  CHECK(results[1].status == EnqueueResult::Status::kStored);
+  CHECK(results[1].id == "x");
+  CHECK(find_event(f.db, "x").payload == "2");
+}

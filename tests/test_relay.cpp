@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "nats/jetstream_client.hpp"
+#include "nats/message_headers.hpp"
 #include "nats/pull_consumer.hpp"
 #include "nats_server_process.hpp"
 #include "sluice/relay.hpp"
@@ -141,6 +142,44 @@ TEST_CASE("an event the broker refuses for good is dead-lettered with the broker
   CHECK(relay.counters().rejected == 3);
   CHECK(relay.counters().published == 1);
   CHECK(relay_stats(db).pending == 0);
+}
+
+TEST_CASE("header bytes reach the ingesting side byte for byte, or the relay refuses naming them") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox outbox(db);
+  const Headers carried = {{"caf\xC3\xA9", "\xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80"},
+                           {"inner", "a b\tc"},
+                           {"ascii", "plain"}};
+  const std::string carried_id =
+      outbox.enqueue_now({.topic = "order.placed", .headers = carried}).id;
+  const std::vector<std::pair<Headers, std::string>> refused = {
+      {{{"nul", std::string("a\0b", 3)}}, "header 'nul' has a NUL byte in its value"},
+      {{{"lead", " padded"}}, "header 'lead' has white space at the start or end of its value"},
+      {{{"trail", "padded\t"}}, "header 'trail' has white space at the start or end of its value"},
+  };
+  for (const auto& [headers, reason] : refused)
+    outbox.enqueue_now({.topic = "order.paid", .headers = headers});
+
+  Relay relay(dir.file("a.db"), relay_options(server));
+  relay.run_until_idle();
+  CHECK(relay.counters().published == 1);
+  const auto dead = list_dead_letters(db, {});
+  REQUIRE(dead.size() == refused.size());
+  for (std::size_t i = 0; i < refused.size(); ++i) {
+    CAPTURE(refused[i].second);
+    CHECK(dead[i].last_error.find(refused[i].second) != std::string::npos);
+  }
+
+  nats::JetStreamClient client({.url = server.url()});
+  nats::PullConsumer reader(client, {.stream = "EVENTS", .durable = "check"});
+  auto messages = read_stream(client, reader, 1);
+  REQUIRE(messages.size() == 1);
+  NewEvent arrived;
+  nats::event_from_message(messages[0].get(), arrived);
+  CHECK(arrived.id == carried_id);
+  CHECK(arrived.headers == carried);
 }
 
 TEST_CASE("while the broker is down events wait without spending attempts, then all arrive") {

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "sluice/error.hpp"
 #include "sluice/retry_policy.hpp"
 
@@ -73,4 +75,39 @@ TEST_CASE("validate names the field out of range") {
   policy = RetryPolicy{};
   policy.jitter = 1.5;
   CHECK_THROWS_WITH_AS(policy.validate(), doctest::Contains("jitter"), InvalidArgument);
+}
+
+TEST_CASE("a huge max_backoff does not overflow") {
+  RetryPolicy policy;
+  policy.initial_backoff = Duration::max();
+  policy.max_backoff = Duration::max();
+  policy.multiplier = 1e300;
+  policy.jitter = 0.9;
+  for (std::int64_t seq = 1; seq <= 64 * RetryPolicy::kJitterGroup;
+       seq += RetryPolicy::kJitterGroup) {
+    CHECK(policy.backoff(1, seq) > milliseconds(0));
+    CHECK(policy.backoff(40, seq) > milliseconds(0));
+  }
+  CHECK(policy.longest_span() == Duration::max());
+  policy.initial_backoff = milliseconds(1);
+  CHECK(policy.backoff(2000, 1) > milliseconds(0));
+  CHECK(policy.longest_span() == Duration::max());
+}
+
+TEST_CASE("longest_span of billions of attempts is the capped delays summed, at once") {
+  RetryPolicy policy;
+  policy.max_attempts = std::numeric_limits<int>::max();
+  policy.initial_backoff = milliseconds(1000);
+  policy.max_backoff = milliseconds(4000);
+  policy.jitter = 0;
+  const long long capped_retries = std::numeric_limits<int>::max() - 3LL;
+  CHECK(policy.longest_span() == milliseconds(1000 + 2000 + 4000 * capped_retries));
+}
+
+TEST_CASE("validate refuses a multiplier that is not a finite number") {
+  RetryPolicy policy;
+  policy.multiplier = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS(policy.validate(), doctest::Contains("multiplier"), InvalidArgument);
+  policy.multiplier = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(policy.validate(), doctest::Contains("multiplier"), InvalidArgument);
 }

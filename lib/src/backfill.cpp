@@ -71,17 +71,17 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
     while (true) {
       WriteTransaction tx(db);
       const TimePoint now = clock->now();
-      SQLite::Statement select(db, std::string("SELECT e.seq, e.id, e.key") + kPendingFrom +
-                                       sql.clause() + " AND e.seq > ? ORDER BY e.seq LIMIT " +
-                                       std::to_string(kBackfillBatch));
+      SQLite::Statement select(
+          db, std::string("SELECT e.seq, e.id, e.key, e.not_before") + kPendingFrom + sql.clause() +
+                  " AND e.seq > ? ORDER BY e.seq LIMIT " + std::to_string(kBackfillBatch));
       const int next = sql.bind(select);
       select.bind(next, static_cast<int64_t>(after));
       SQLite::Statement forget(db,
                                "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
       SQLite::Statement queue(
           db,
-          // Due at once (schema::kDueAtOnce): its not-before time was met when it was first
-          // delivered, even if a clock set back since reads earlier.
+          // Due at once (schema::kDueAtOnce), but never before its own not-before time, which
+          // a clock set back since it was first delivered may have put ahead again.
           "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, key, attempts, "
           "next_attempt_at, scheduled_at, reason) VALUES (?1, ?2, 'pending', ?3, 0, ?4, 0, "
           "'backfilled') ON CONFLICT (consumer_id, event_seq) DO UPDATE SET state = 'pending', "
@@ -105,7 +105,9 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
         } else {
           queue.bind(3, select.getColumn(2).getString());
         }
-        queue.bind(4, static_cast<int64_t>(to_millis(schema::kDueAtOnce)));
+        queue.bind(4, select.getColumn(3).isNull()
+                          ? static_cast<int64_t>(to_millis(schema::kDueAtOnce))
+                          : select.getColumn(3).getInt64());
         queue.exec();
         history.reset();
         history.bind(1, static_cast<int64_t>(id));

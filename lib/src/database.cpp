@@ -97,6 +97,7 @@ void configure_connection(SQLite::Database& db, const Options& options) {
 }
 
 SQLite::Database open_database(const std::string& path, const Options& options, OpenMode mode) {
+  options.validate();
   const bool memory = path == ":memory:" || path.empty();
   if (mode == OpenMode::kExisting && !memory && !std::filesystem::exists(path)) {
     throw NotFound("sluice: open database: no file at '" + path + "' (only init creates one)");

@@ -47,7 +47,7 @@ std::int64_t highest_match(SQLite::Database& db, const SqlFilter& sql) {
 }
 
 // Applies `change` to the dead letters matching when it starts, kDeadLetterBatch per transaction.
-// `change` has parameters ?1 consumer id, ?2 event seq, ?3 now, ?4 note. It walks the matches once
+// `change` has parameters ?1 consumer id, ?2 event seq, ?3 note. It walks the matches once
 // in key order up to the highest event seq among them: a worker dead-letters replayed events again
 // behind the walk, and new dead letters come above the bound, so re-selecting "the first matches"
 // until none is left would never end beside a worker that keeps failing.
@@ -105,8 +105,7 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
       update.reset();
       update.bind(1, static_cast<int64_t>(consumer));
       update.bind(2, static_cast<int64_t>(seq));
-      update.bind(3, static_cast<int64_t>(to_millis(now)));
-      update.bind(4, note);
+      update.bind(3, note);
       update.exec();
       history.reset();
       history.bind(1, static_cast<int64_t>(consumer));
@@ -171,8 +170,12 @@ long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
   return guarded("replay dead letters", [&] {
     return change_dead_letters(
         db, filter,
-        "UPDATE sluice_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?3, "
-        "suspect = 0, claim_id = NULL, reason = 'replayed', note = nullif(?4, '') "
+        // Due at once, whatever the clock reads (see schema::kDueAtOnce): a clock set back
+        // after the replay must not strand it. Never before its own not-before time.
+        "UPDATE sluice_deliveries SET state = 'pending', attempts = 0, next_attempt_at = "
+        "coalesce((SELECT not_before FROM sluice_events WHERE seq = ?2), 0), "
+        "scheduled_at = 0, suspect = 0, claim_id = NULL, reason = 'replayed', "
+        "note = nullif(?3, '') "
         "WHERE consumer_id = ?1 AND event_seq = ?2",
         "replayed", {}, options, progress);
   });
@@ -191,8 +194,8 @@ long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& fil
   }
   return guarded("discard dead letters", [&] {
     return change_dead_letters(db, filter,
-                               "UPDATE sluice_deliveries SET state = 'discarded', note = ?4 "
-                               "WHERE consumer_id = ?1 AND event_seq = ?2 AND ?3 IS NOT NULL",
+                               "UPDATE sluice_deliveries SET state = 'discarded', note = ?3 "
+                               "WHERE consumer_id = ?1 AND event_seq = ?2",
                                "discarded", note, options, progress);
   });
 }

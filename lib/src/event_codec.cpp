@@ -8,6 +8,7 @@
 
 #include "json_syntax.hpp"
 #include "sluice/error.hpp"
+#include "utf8.hpp"
 
 namespace sluice {
 namespace {
@@ -26,6 +27,37 @@ void check_text(const std::string& value, std::size_t max_bytes, const char* fie
       throw InvalidArgument(std::string("sluice: enqueue: ") + field +
                             " contains a control character");
     }
+  }
+}
+
+// `bytes` for an error message: printable ASCII as is, every other byte as \xHH, so bytes that
+// are not UTF-8 show as what they are.
+std::string escaped(const std::string& bytes) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string text;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f) {
+      text += static_cast<char>(c);
+    } else {
+      text += {'\\', 'x', kHex[c >> 4], kHex[c & 0xf]};
+    }
+  }
+  return text;
+}
+
+// Headers are stored as a JSON object, whose strings hold UTF-8 only: a name or value that is
+// not UTF-8 is refused rather than stored with its bad bytes replaced (which also merged two
+// names differing only in them).
+void check_header(const std::string& name, const std::string& value) {
+  if (name.empty()) throw InvalidArgument("sluice: enqueue: a header name is empty");
+  check_text(name, kMaxKeyBytes, "a header name");
+  if (!is_valid_utf8(name)) {
+    throw InvalidArgument("sluice: enqueue: header name '" + escaped(name) +
+                          "' is not valid UTF-8");
+  }
+  if (!is_valid_utf8(value)) {
+    throw InvalidArgument("sluice: enqueue: header '" + name +
+                          "' has a value that is not valid UTF-8");
   }
 }
 
@@ -126,10 +158,7 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
                           "' event is not valid JSON (invalid UTF-8, or nested deeper than " +
                           std::to_string(kMaxJsonDepth) + " levels)");
   }
-  for (const auto& [name, value] : event.headers) {
-    if (name.empty()) throw InvalidArgument("sluice: enqueue: a header name is empty");
-    check_text(name, kMaxKeyBytes, "a header name");
-  }
+  for (const auto& [name, value] : event.headers) check_header(name, value);
 }
 
 std::string encode_headers(const Headers& headers) {
@@ -157,7 +186,8 @@ std::string encode_headers(const Headers& headers) {
   }
   nlohmann::json object = nlohmann::json::object();
   for (const auto& [name, value] : headers) object[name] = value;
-  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // validate_new_event let only UTF-8 through: nothing here is replaced.
+  return object.dump();
 }
 
 }  // namespace sluice

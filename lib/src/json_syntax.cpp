@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "utf8.hpp"
+
 namespace sluice {
 namespace {
 
@@ -156,32 +158,11 @@ class JsonScanner {
     return true;
   }
 
-  // One multi-byte UTF-8 character: no overlong forms, no surrogates, nothing above U+10FFFF.
+  // One multi-byte UTF-8 character.
   bool utf8_sequence() {
-    const auto lead = static_cast<unsigned char>(*p_);
-    int length;
-    unsigned char low = 0x80;
-    unsigned char high = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) low = 0xA0;
-      if (lead == 0xED) high = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) low = 0x90;
-      if (lead == 0xF4) high = 0x8F;
-    } else {
-      return false;
-    }
-    if (end_ - p_ < length) return false;
-    for (int i = 1; i < length; ++i) {
-      const auto c = static_cast<unsigned char>(p_[i]);
-      if (c < (i == 1 ? low : 0x80) || c > (i == 1 ? high : 0xBF)) return false;
-    }
+    const std::size_t length = utf8_sequence_length(p_, end_);
     p_ += length;
-    return true;
+    return length != 0;
   }
 
   void skip_space() {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "bind_text.hpp"
@@ -49,7 +50,7 @@ struct Outbox::Impl {
         options(std::move(opts)),
         clock(options.clock ? options.clock : system_clock()),
         insert(db, insert_sql(1)),
-        find_by_id(db, "SELECT seq FROM sluice_events WHERE id = ?"),
+        find_by_id(db, "SELECT seq, topic, dedup_key FROM sluice_events WHERE id = ?"),
         find_by_dedup_key(db,
                           "SELECT seq, id FROM sluice_events WHERE topic = ? AND dedup_key = ? "
                           "AND dedup_key IS NOT NULL") {}
@@ -127,29 +128,53 @@ struct Outbox::Impl {
   // After a statement that stored only `stored` of its rows: which ones, and what the others
   // duplicated. Each stored row is found by its ID, and AUTOINCREMENT gave it a seq above every
   // older row's, so the stored rows are the `stored` highest seqs the IDs find; of two rows with
-  // one ID, the first was stored, as one statement per row would have done.
+  // one ID, the first was stored, as one statement per row would have done, unless the first
+  // was refused for its dedup key: a row found by its ID is this row only if the topic and dedup
+  // key stored are its own.
   void resolve_conflicts(const std::vector<NewEvent>& events, std::size_t first, std::size_t rows,
                          std::size_t stored, std::vector<EnqueueResult>& results) {
     std::vector<std::int64_t> found(rows, 0);
     for (std::size_t r = 0; r < rows; ++r) {
       rewind(find_by_id);
       find_by_id.bindNoCopy(1, row_ids[r]);
-      if (find_by_id.executeStep()) found[r] = find_by_id.getColumn(0).getInt64();
+      if (find_by_id.executeStep() &&
+          find_by_id.getColumn(1).getString() == events[first + r].topic &&
+          find_by_id.getColumn(2).getString() == events[first + r].dedup_key) {
+        found[r] = find_by_id.getColumn(0).getInt64();
+      }
       rewind(find_by_id);
     }
     std::vector<std::int64_t> fresh(found);
     std::sort(fresh.begin(), fresh.end(), std::greater<>());
     fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
     fresh.resize(std::min(stored, fresh.size()));
+    // seq -> the row of this statement that stored it
+    std::map<std::int64_t, std::size_t> stored_by;
     for (std::size_t r = 0; r < rows; ++r) {
       const auto taken = std::find(fresh.begin(), fresh.end(), found[r]);
-      if (found[r] != 0 && taken != fresh.end()) {
-        fresh.erase(taken);
-        results[first + r] = {EnqueueResult::Status::kStored, std::move(row_ids[r]), found[r]};
-      } else {
-        results[first + r] = find_duplicate(row_ids[r], events[first + r]);
-      }
+      if (found[r] == 0 || taken == fresh.end()) continue;
+      fresh.erase(taken);
+      stored_by[found[r]] = r;
     }
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (found[r] != 0 && stored_by.count(found[r]) > 0 && stored_by[found[r]] == r) {
+        results[first + r] = {EnqueueResult::Status::kStored, row_ids[r], found[r]};
+        continue;
+      }
+      // An ID a later row of the statement stored was free when this row came: what refused
+      // this row was its dedup key.
+      const auto later = stored_by.find(seq_of(row_ids[r]));
+      const bool id_free_then = later != stored_by.end() && later->second > r;
+      results[first + r] = find_duplicate(row_ids[r], events[first + r], !id_free_then);
+    }
+  }
+
+  std::int64_t seq_of(const std::string& id) {
+    rewind(find_by_id);
+    find_by_id.bindNoCopy(1, id);
+    const std::int64_t seq = find_by_id.executeStep() ? find_by_id.getColumn(0).getInt64() : 0;
+    rewind(find_by_id);
+    return seq;
   }
 
   // Binds `event` as the row whose first parameter follows `offset`.
@@ -170,12 +195,10 @@ struct Outbox::Impl {
     statement.bind(offset + 8, static_cast<int64_t>(now.time_since_epoch().count()));
   }
 
-  EnqueueResult find_duplicate(const std::string& id, const NewEvent& event) {
-    rewind(find_by_id);
-    find_by_id.bindNoCopy(1, id);
-    if (find_by_id.executeStep()) {
-      const std::int64_t seq = find_by_id.getColumn(0).getInt64();
-      rewind(find_by_id);
+  // What refused `event` stored as `id`: an event with its ID (when `by_id`), else one with its
+  // dedup key in its topic.
+  EnqueueResult find_duplicate(const std::string& id, const NewEvent& event, bool by_id = true) {
+    if (const std::int64_t seq = by_id ? seq_of(id) : 0; seq != 0) {
       return {EnqueueResult::Status::kDuplicateId, id, seq};
     }
     rewind(find_by_dedup_key);

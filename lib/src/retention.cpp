@@ -6,6 +6,7 @@
 
 #include "crash_point.hpp"
 #include "log_to.hpp"
+#include "saturating_time.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -130,7 +131,8 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
   }
   return guarded("prune", [&] {
     const auto clock = options.clock ? options.clock : system_clock();
-    const std::int64_t cutoff = to_millis(clock->now() - retention);
+    // A retention longer than the clock has run cuts off at the start of time: nothing.
+    const std::int64_t cutoff = to_millis(sub_saturating(clock->now(), retention));
     std::vector<std::int64_t> consumers;
     {
       SQLite::Statement all(db, "SELECT id FROM sluice_consumers");

@@ -22,6 +22,16 @@ double base_delay_ms(const RetryPolicy& policy, int failed_attempt) {
   return std::min(grown, static_cast<double>(policy.max_backoff.count()));
 }
 
+// `ms` rounded to a Duration, Duration::max() when it is past what one can hold: converting an
+// out-of-range double to an integer is undefined, and a huge max_backoff times the jitter, or the
+// sum of many of them, goes past it.
+Duration saturating_ms(double ms) {
+  // 2^63, exactly representable; Duration::max() as a double rounds up to it.
+  constexpr double kPastLargest = 9223372036854775808.0;
+  if (!(ms < kPastLargest)) return Duration::max();
+  return Duration(static_cast<Duration::rep>(std::round(ms)));
+}
+
 }  // namespace
 
 Duration RetryPolicy::backoff(int failed_attempt, std::int64_t event_seq) const {
@@ -29,16 +39,21 @@ Duration RetryPolicy::backoff(int failed_attempt, std::int64_t event_seq) const 
       mix(seed ^ mix(static_cast<std::uint64_t>(event_seq / kJitterGroup) ^ mix(failed_attempt)));
   const double unit = static_cast<double>(h >> 11) / static_cast<double>(1ULL << 53);  // [0, 1)
   const double factor = 1.0 + jitter * (2.0 * unit - 1.0);
-  return Duration(
-      static_cast<long long>(std::llround(base_delay_ms(*this, failed_attempt) * factor)));
+  return saturating_ms(base_delay_ms(*this, failed_attempt) * factor);
 }
 
 Duration RetryPolicy::longest_span() const {
   double total = 0;
   for (int attempt = 1; attempt < max_attempts; ++attempt) {
-    total += base_delay_ms(*this, attempt) * (1.0 + jitter);
+    const double delay = base_delay_ms(*this, attempt);
+    if (delay >= static_cast<double>(max_backoff.count())) {
+      // Every later delay is the cap too: max_attempts may be in the billions.
+      total += delay * (1.0 + jitter) * (max_attempts - attempt);
+      break;
+    }
+    total += delay * (1.0 + jitter);
   }
-  return Duration(static_cast<long long>(std::ceil(total)));
+  return saturating_ms(std::ceil(total));
 }
 
 void RetryPolicy::validate() const {
@@ -46,7 +61,9 @@ void RetryPolicy::validate() const {
   if (initial_backoff.count() < 0) {
     throw InvalidArgument("sluice: RetryPolicy.initial_backoff must not be negative");
   }
-  if (!(multiplier >= 1.0)) throw InvalidArgument("sluice: RetryPolicy.multiplier must be >= 1");
+  if (!(multiplier >= 1.0 && std::isfinite(multiplier))) {
+    throw InvalidArgument("sluice: RetryPolicy.multiplier must be finite and >= 1");
+  }
   if (max_backoff < initial_backoff) {
     throw InvalidArgument("sluice: RetryPolicy.max_backoff must be >= initial_backoff");
   }

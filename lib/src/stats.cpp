@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "saturating_time.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
 
@@ -117,7 +118,10 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       keep_oldest(oldest, deliveries.getColumn(4));
       stats.parked_keys = int_or_zero(deliveries.getColumn(5));
       stats.waiting_for_handler = int_or_zero(deliveries.getColumn(6));
-      if (oldest) stats.lag = Duration(std::max<std::int64_t>(0, now - *oldest));
+      if (oldest) {
+        stats.lag = std::max(
+            Duration(0), sub_saturating(TimePoint(Duration(now)), TimePoint(Duration(*oldest))));
+      }
       all.push_back(std::move(stats));
     }
     return all;
@@ -134,7 +138,7 @@ std::vector<HandlerWait> waiting_for_handler(SQLite::Database& db, Duration olde
         "JOIN sluice_events e ON e.seq = d.event_seq JOIN sluice_consumers c ON c.id = "
         "d.consumer_id WHERE d.state = 'pending' AND d.reason = 'unhandled' AND e.created_at < ? "
         "GROUP BY c.name, e.topic ORDER BY c.name, e.topic");
-    query.bind(1, static_cast<int64_t>(to_millis(clock->now() - older_than)));
+    query.bind(1, static_cast<int64_t>(to_millis(sub_saturating(clock->now(), older_than))));
     std::vector<HandlerWait> waits;
     while (query.executeStep()) {
       waits.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(),

@@ -1,6 +1,5 @@
 #include "sluice/worker.hpp"
 
-#include <SQLiteCpp/Statement.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -10,9 +9,12 @@
 
 #include "commit_signal.hpp"
 #include "consumer_registry.hpp"
+#include "data_version.hpp"
 #include "deliverer.hpp"
 #include "lease_keeper.hpp"
+#include "lock_sharing.hpp"
 #include "log_to.hpp"
+#include "saturating_time.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
@@ -25,23 +27,6 @@ namespace {
 // attempt is spent, the claim in hand is retried.
 constexpr Duration kFirstStorageBackoff = std::chrono::milliseconds(10);
 constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
-
-// SQLite's write lock is not fair: a worker that begins its next transaction right after
-// committing starves the app's writers, which poll for the lock (every 50 us, then every 250 us:
-// see database.cpp). After a step that held the lock for a millisecond or more, the worker
-// leaves it free for 1% of that time, 100 to 400 us: a few percent of throughput at most,
-// and past the 250 us poll after the long steps that make the app wait. Shorter steps leave
-// short gaps often enough that a polling writer soon finds one, and a sleep after each would
-// cost more than the step.
-constexpr std::chrono::steady_clock::duration kHoldWorthAGap = std::chrono::milliseconds(1);
-constexpr std::chrono::microseconds kMinGapAfterStep(100);
-constexpr std::chrono::microseconds kMaxGapAfterStep(400);
-
-void leave_write_lock_free(std::chrono::steady_clock::duration held) {
-  if (held < kHoldWorthAGap) return;
-  std::this_thread::sleep_for(std::clamp<std::chrono::steady_clock::duration>(
-      held / 100, kMinGapAfterStep, kMaxGapAfterStep));
-}
 
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
   return a.mode == b.mode && a.ordered == b.ordered && a.start_from == b.start_from &&
@@ -58,8 +43,7 @@ struct Worker::Impl {
 
   Impl(SQLite::Database* borrowed, const std::string& path, Options opts)
       : options(std::move(opts)), clock(options.clock ? options.clock : system_clock()) {
-    options.retry.validate();
-    if (options.batch_size < 1) throw InvalidArgument("sluice: Options.batch_size must be >= 1");
+    options.validate();
     if (borrowed == nullptr) {
       owned.emplace(open_database(path, options));
       db = &*owned;
@@ -69,13 +53,13 @@ struct Worker::Impl {
     }
     deliverer =
         guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
-    // A file no other connection can open (":memory:") has nobody to keep claims from.
     const char* file = sqlite3_db_filename(db->getHandle(), "main");
-    if (file != nullptr && *file != '\0') {
-      lease_keeper = std::make_unique<LeaseKeeper>(file, deliverer->owner(), options);
-    }
+    const bool on_file = file != nullptr && *file != '\0';
+    // A file no other connection can open (":memory:") has nobody to keep claims from.
+    if (on_file) lease_keeper = std::make_unique<LeaseKeeper>(file, deliverer->owner(), options);
     signal = CommitSignal::of(*db);
-    data_version = std::make_unique<SQLite::Statement>(*db, "PRAGMA data_version");
+    data_version.emplace(*db);
+    lock_sharing.emplace(*data_version, on_file);
   }
 
   Consumer& consumer_for(const std::string& name, const std::string& topic,
@@ -113,9 +97,10 @@ struct Worker::Impl {
   bool round(bool stopping, DrainResult& totals) {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
+      const auto began = std::chrono::steady_clock::now();
       const StepResult step = guarded(
           "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
-      leave_write_lock_free(step.held_write_lock);
+      lock_sharing->after_step(began, step.held_write_lock);
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;
@@ -130,21 +115,13 @@ struct Worker::Impl {
                        [](const Consumer& c) { return c.in_hand.has_value(); });
   }
 
-  long long read_data_version() {
-    data_version->reset();
-    data_version->executeStep();
-    const long long version = data_version->getColumn(0).getInt64();
-    data_version->reset();
-    return version;
-  }
-
   // How long an idle worker may sleep: the poll interval, or less if a retry falls due sooner.
   std::chrono::steady_clock::duration idle_timeout() {
     Duration timeout = options.poll_interval;
     const TimePoint now = clock->now();
     for (Consumer& consumer : consumers) {
       if (auto due = deliverer->next_due(consumer.spec)) {
-        timeout = std::min(timeout, std::max(Duration(0), *due - now));
+        timeout = std::min(timeout, std::max(Duration(0), sub_saturating(*due, now)));
       }
     }
     return timeout;
@@ -160,7 +137,7 @@ struct Worker::Impl {
       DrainResult ignored;
       const std::uint64_t seen_generation = signal ? signal->generation() : 0;
       try {
-        const long long version_before = read_data_version();
+        const long long version_before = data_version->read();
         if (round(false, ignored)) {
           storage_backoff = kFirstStorageBackoff;
           continue;
@@ -178,7 +155,7 @@ struct Worker::Impl {
             std::unique_lock lock(wake_mutex);
             wake.wait_for(lock, slice, [&] { return stop_requested.load(); });
           }
-          if (read_data_version() != version_before) break;
+          if (data_version->read() != version_before) break;
         }
         storage_backoff = kFirstStorageBackoff;
       } catch (const std::exception& e) {
@@ -217,7 +194,8 @@ struct Worker::Impl {
   std::vector<Consumer> consumers;
   std::unique_ptr<Deliverer> deliverer;
   std::unique_ptr<LeaseKeeper> lease_keeper;  // null for a file only this process can see
-  std::unique_ptr<SQLite::Statement> data_version;
+  std::optional<DataVersion> data_version;
+  std::optional<LockSharing> lock_sharing;
   CommitSignal* signal = nullptr;
 
   std::mutex lifecycle_mutex;

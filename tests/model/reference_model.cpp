@@ -20,7 +20,7 @@ const char* name(Cause cause) {
     case Cause::kBackfilledInFlight:
       return "backfilled while in flight";
     case Cause::kHeldInBatch:
-      return "done in a batch after a failure of its key";
+      return "handled in a batch after a failure of its key";
   }
   return "?";
 }
@@ -170,12 +170,14 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
            who + " was handled again while " + state_name(pair.state) + " (delivered " +
                std::to_string(pair.delivered) + " time(s) already)"});
     }
-    if (now < pair.earliest) {
-      out.push_back({event->not_before && pair.cause == Cause::kFresh
-                         ? "delivered before not_before"
-                         : "retry fired early",
-                     who + " ran " + std::to_string((pair.earliest - now).count()) +
-                         " ms before it was due (" + name(pair.cause) + ")"});
+    if (event->not_before && now < *event->not_before) {
+      out.push_back({"delivered before not_before",
+                     who + " ran " + std::to_string((*event->not_before - now).count()) +
+                         " ms before its not-before time (" + name(pair.cause) + ")"});
+    } else if (now < pair.earliest) {
+      out.push_back({"retry fired early", who + " ran " +
+                                              std::to_string((pair.earliest - now).count()) +
+                                              " ms before it was due (" + name(pair.cause) + ")"});
     }
     if (const ModelEvent* earlier = unfinished_before(*event, consumer, in_call)) {
       out.push_back({"per-key order", who + " was handled while the earlier " + describe(*earlier) +
@@ -197,8 +199,8 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
     for (Scripted& o : outcomes)
       o = {Action::kThrowAfterWrite, Duration(0), "batch thrown (" + consumer + ")", true};
   }
-  // An ordered consumer's key that failed earlier in this call holds back its later events: a
-  // "done" for them is not a delivery in order, and they must come again after the failed one.
+  // An ordered consumer's key that failed earlier in this call holds back its later events: their
+  // outcome, whatever it is, is not one in order, and they must come again after the failed one.
   std::set<std::string> failed_keys;
   const bool ordered = config_.consumer(consumer).ordered;
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -206,12 +208,10 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
     Pair& pair = event.pairs.at(consumer);
     if (pair.state != PairState::kPending) continue;  // reported above; nothing to apply
     if (ordered && !event.key.empty() && failed_keys.count(event.key) > 0) {
-      if (outcomes[i].action == Action::kOk) {
-        pair.cause = Cause::kHeldInBatch;
-        pair.earliest = pair.latest = TimePoint::min();
-        pair.scheduled_at.reset();
-        continue;
-      }
+      pair.cause = Cause::kHeldInBatch;
+      pair.earliest = pair.latest = TimePoint::min();
+      pair.scheduled_at.reset();
+      continue;
     }
     if (outcomes[i].action != Action::kOk) failed_keys.insert(event.key);
     apply(event, consumer, pair, outcomes[i], now);
@@ -340,7 +340,10 @@ std::vector<DuePair> ReferenceModel::due(const InstanceConfig& instance, TimePoi
           !instance.handles_topic(consumer, event.topic)) {
         continue;
       }
-      due.push_back({&event, consumer, &pair, pair.earliest <= now, pair.latest <= now});
+      // A not-before time is absolute: no wait, re-anchoring or operator action runs it sooner.
+      const TimePoint not_before = event.not_before.value_or(TimePoint::min());
+      due.push_back({&event, consumer, &pair, std::max(pair.earliest, not_before) <= now,
+                     std::max(pair.latest, not_before) <= now});
     }
   }
   return due;

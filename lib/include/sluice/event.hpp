@@ -18,7 +18,11 @@ struct NewEvent {
   std::string topic;
   // A JSON document (object, array or scalar), validated on enqueue.
   std::string payload = "{}";
-  // Free-form string headers, e.g. a trace ID.
+  // String headers, e.g. a trace ID, delivered byte for byte as given. Names and values must be
+  // valid UTF-8 (any character, NUL included, in a value; no control character and at most 1024
+  // bytes in a non-empty name): anything else is refused with InvalidArgument naming the
+  // header, never stored altered. The NATS relay also dead-letters a value NATS headers cannot
+  // carry as is: one holding a NUL or a line break, or starting or ending with white space.
   Headers headers;
   // Ordering key: an ordered consumer handles events with equal keys in enqueue order.
   // Empty means unkeyed.

@@ -17,7 +17,13 @@ enum class Synchronous {
   kNormal,
 };
 
+// A plain value, copied by everything that takes it; like any struct, not thread-safe to change
+// while another thread reads it.
 struct Options {
+  // The longest duration an option may hold: 100 years (36,500 days). Sums with it stay far
+  // inside what a time can hold, in milliseconds and in nanoseconds alike.
+  static constexpr Duration kLongestDuration = std::chrono::hours(24 * 36500);
+
   // PRAGMA synchronous for connections sluice opens.
   Synchronous synchronous = Synchronous::kFull;
   // How long a statement waits for another connection's write lock before SQLITE_BUSY.
@@ -44,6 +50,11 @@ struct Options {
   std::shared_ptr<Clock> clock;
   // Log sink; null means silent.
   std::shared_ptr<LogSink> log;
+
+  // Throws InvalidArgument naming the field out of range: a negative duration or one past
+  // kLongestDuration, a poll_interval of 0, a batch_size under 1 or a bad retry policy.
+  // open_database and Worker call it before they do anything.
+  void validate() const;
 };
 
 }  // namespace sluice

@@ -23,7 +23,7 @@ struct RetryPolicy {
   int max_attempts = 5;
   // Delay after the first failed attempt.
   Duration initial_backoff = std::chrono::seconds(1);
-  // Growth of the delay per further failed attempt. Must be >= 1.
+  // Growth of the delay per further failed attempt. Must be finite and >= 1.
   double multiplier = 2.0;
   // Upper bound of any single delay, before jitter.
   Duration max_backoff = std::chrono::minutes(10);
@@ -32,11 +32,13 @@ struct RetryPolicy {
   // Seeds the jitter; equal seeds give equal schedules.
   std::uint64_t seed = 0x5111ce;
 
-  // The delay before the next attempt after attempt `failed_attempt` of event `event_seq` failed.
+  // The delay before the next attempt after attempt `failed_attempt` of event `event_seq` failed;
+  // Duration::max() if it is longer than a Duration holds.
   Duration backoff(int failed_attempt, std::int64_t event_seq) const;
 
   // The longest time from the first attempt to the last retry: the sum of every delay at full
-  // jitter. Retention shorter than this could forget a dedup key while retries still run.
+  // jitter, Duration::max() if longer than that. Retention shorter than this could forget a dedup
+  // key while retries still run.
   Duration longest_span() const;
 
   // Throws InvalidArgument naming the field that is out of range.

@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +21,9 @@ const char* header_value(natsMsg* message, const char* name) {
   if (natsMsgHeader_Get(message, name, &value) != NATS_OK || value == nullptr) return "";
   return value;
 }
+
+// White space other than line breaks (refused on their own): what libnats trims from a value.
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 
 }  // namespace
 
@@ -48,6 +52,12 @@ std::string header_problem(const std::vector<HeaderView>& headers) {
     if (std::memchr(value.data(), '\n', value.size()) != nullptr ||
         std::memchr(value.data(), '\r', value.size()) != nullptr)
       return "header '" + std::string(name) + "' has a line break in its value";
+    // libnats trims white space around a value it reads: the ingesting side would get less.
+    if (!value.empty() && (is_blank(value.front()) || is_blank(value.back())))
+      return "header '" + std::string(name) + "' has white space at the start or end of its value";
+    // libnats takes a value as a C string: it would end at the NUL.
+    if (std::memchr(value.data(), '\0', value.size()) != nullptr)
+      return "header '" + std::string(name) + "' has a NUL byte in its value";
   }
   return {};
 }
@@ -105,7 +115,16 @@ void event_from_message(natsMsg* message, NewEvent& event) {
     throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
                           "': no Nats-Msg-Id or Sluice-Topic header, not a relayed sluice event");
   event.payload.assign(natsMsg_GetData(message), natsMsg_GetDataLength(message));
-  if (not_before != nullptr && *not_before != '\0')
-    event.not_before = TimePoint(Duration(std::atoll(not_before)));
+  if (not_before != nullptr && *not_before != '\0') {
+    // from_chars, not atoll: a number past what a time holds is refused, not undefined.
+    Duration::rep ms = 0;
+    const char* end = not_before + std::strlen(not_before);
+    const auto [stop, error] = std::from_chars(not_before, end, ms);
+    if (error != std::errc() || stop != end)
+      throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
+                            "': Sluice-Not-Before '" + not_before +
+                            "' is not a time in milliseconds since the epoch");
+    event.not_before = TimePoint(Duration(ms));
+  }
 }
 }  // namespace sluice::nats

@@ -26,8 +26,9 @@ inline constexpr const char* kNotBeforeHeader = "Sluice-Not-Before";
 void message_headers(const Event& event, std::vector<HeaderView>& headers,
                      std::deque<std::string>& texts);
 
-// Why these headers cannot be sent as NATS headers, or empty if they can: names may not hold ':'
-// or whitespace, values may not hold line breaks.
+// Why these headers cannot be sent as NATS headers byte for byte, or empty if they can: names
+// may not hold ':' or whitespace, values may not hold line breaks or NUL bytes, nor start or end
+// with white space (the receiving side would get them trimmed).
 std::string header_problem(const std::vector<HeaderView>& headers);
 
 // Why an event's own headers cannot be relayed, or empty if they can: the Nats- and Sluice-
