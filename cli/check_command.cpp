@@ -153,6 +153,18 @@ std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {
                                         " key(s) held back by a dead letter: " + parked_by}};
 }
 
+// Only for a file a NATS ingester writes to: where each stands in its stream.
+std::optional<CheckResult> check_ingest_positions(SQLite::Database& db) {
+  const std::vector<IngestPosition> positions = ingest_positions(db);
+  if (positions.empty()) return std::nullopt;
+  std::string detail;
+  for (const IngestPosition& p : positions) {
+    detail += (detail.empty() ? "" : ", ") + p.stream + "/" + p.durable + " at stream seq " +
+              std::to_string(p.stream_seq);
+  }
+  return CheckResult{"ingest_positions", Severity::kOk, detail};
+}
+
 std::vector<CheckResult> run_checks(const Session& session) {
   std::optional<SQLite::Database> db;
   try {
@@ -172,6 +184,7 @@ std::vector<CheckResult> run_checks(const Session& session) {
   }
   results.push_back(check_retention(*db, options));
   results.push_back(check_waiting_for_handler(*db, options));
+  if (auto positions = check_ingest_positions(*db)) results.push_back(std::move(*positions));
   return results;
 }
 
@@ -188,8 +201,8 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
       "Checks: file, integrity (PRAGMA integrity_check), schema version, dedup_horizon,\n"
       "expired_claims, dead_letters, parked_keys, retention (a consumer keeps events older than\n"
       "1d from prune: no worker of it took them), no_handler (events left 15m or more\n"
-      "for a handler no running worker has). Reads only.\nExample:\n  sluice --db app.db check "
-      "--json || "
+      "for a handler no running worker has), and ingest_positions for a file a NATS ingester\n"
+      "writes to. Reads only.\nExample:\n  sluice --db app.db check --json || "
       "alert");
   command->add_flag("--json", args->json, "Print {status, checks: [{name, status, detail}]}");
   command->callback([session, args]() {

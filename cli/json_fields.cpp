@@ -74,6 +74,12 @@ Json consumer_stats_json(const ConsumerStats& stats) {
               {"waiting_for_handler", stats.waiting_for_handler}};
 }
 
+Json ingest_position_json(const IngestPosition& position) {
+  return Json{{"stream", position.stream},
+              {"durable", position.durable},
+              {"stream_seq", position.stream_seq}};
+}
+
 void print_json(std::ostream& out, const Json& document) { out << document.dump(2) << '\n'; }
 
 void print_json_line(std::ostream& out, const Json& document) {

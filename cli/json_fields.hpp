@@ -27,6 +27,8 @@ Json dead_letter_json(const DeadLetter& dead_letter);
 // consumer, topics, pending, claimed, retrying, dead, delivered_total, retries_total,
 // lag_seconds, parked_keys, waiting_for_handler.
 Json consumer_stats_json(const ConsumerStats& stats);
+// stream, durable, stream_seq.
+Json ingest_position_json(const IngestPosition& position);
 
 // An RFC 3339 string, or null when unset.
 Json time_json(const std::optional<TimePoint>& t);

@@ -32,6 +32,13 @@ std::pair<std::string, int> split_host_port(const std::string& listen) {
 MetricsServer::MetricsServer(const std::string& listen, std::function<std::string()> render)
     : server_(std::make_unique<httplib::Server>()) {
   const auto [host, port] = split_host_port(listen);
+  // httplib's default options add SO_REUSEPORT, with which a second process bound a port already
+  // served and the two answered scrapes in turn. SO_REUSEADDR alone refuses a taken port and
+  // still lets a restart bind while the last run's connections linger in TIME_WAIT.
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server_->Get("/metrics",
                [render = std::move(render)](const httplib::Request&, httplib::Response& response) {
                  try {

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -9,16 +10,13 @@
 
 #include "metrics_server.hpp"
 #include "sluice/database.hpp"
+#include "sluice/error.hpp"
 #include "sluice/ingester.hpp"
 #include "sluice/relay.hpp"
 #include "sluice/stats.hpp"
 
 namespace sluice::cli {
 namespace {
-
-std::string counter(const std::string& name, const std::string& label, long long value) {
-  return "# TYPE " + name + " counter\n" + name + "{" + label + "} " + std::to_string(value) + "\n";
-}
 
 // Each scrape reads the file on a connection of its own: connections are never shared between
 // threads.
@@ -50,18 +48,31 @@ Options logging_options() {
   return options;
 }
 
-// Runs a started-on-demand service (a Relay or an Ingester) until SIGINT or SIGTERM, serving
-// `metrics` on `listen` if given, and logs its start and stop.
+// Runs the service `make` builds on `file` (a Relay or an Ingester) until SIGINT or SIGTERM,
+// serving the file's and the service's metrics on `listen` if given, and logs its start and stop.
+// The file must exist (only init creates one) and the port be free before anything starts.
 template <class Service>
-void serve_until_stopped(Service& service, const std::string& name, const sigset_t& signals,
-                         const Options& options, const std::string& listen,
-                         const std::function<std::string()>& metrics, const LogFields& fields) {
+void serve_until_stopped(const std::string& file,
+                         const std::function<std::unique_ptr<Service>()>& make,
+                         const std::string& name, const sigset_t& signals, const Options& options,
+                         const std::string& listen, const LogFields& fields) {
+  open_database(file, options, OpenMode::kExisting);
+  std::atomic<const Service*> serving{nullptr};
   std::unique_ptr<MetricsServer> server;
-  if (!listen.empty()) server = std::make_unique<MetricsServer>(listen, metrics);
-  service.start();
+  if (!listen.empty()) {
+    server = std::make_unique<MetricsServer>(listen, [&] {
+      const Service* service = serving.load();
+      if (service == nullptr) throw NotFound(name + " is starting");  // answered 503
+      return file_metrics(file, options) + service->metrics_text();
+    });
+  }
+  const std::unique_ptr<Service> service = make();
+  serving = service.get();
+  service->start();
   options.log->write(LogLevel::kInfo, name + " started", fields);
   const int signal = wait_for_stop_signal(signals);
-  service.stop();
+  service->stop();
+  server.reset();  // no scrape may read the service once it is gone
   options.log->write(LogLevel::kInfo, name + " stopped", {{"signal", std::to_string(signal)}});
 }
 
@@ -109,21 +120,13 @@ void add_relay_command(CLI::App& app) {
     // publish rate, with 8192 0.48 (paired runs on one host). A relay killed mid-claim publishes
     // up to a claim again, which the stream's duplicate window drops.
     options.batch_size = 8192;
-    Relay relay(arguments->file, arguments->relay, options);
-    const std::string label = "consumer=\"" + arguments->relay.consumer + "\"";
-    serve_until_stopped(relay, "relay", signals, options, arguments->metrics_listen,
-                        [&] {
-                          const RelayCounters c = relay.counters();
-                          return file_metrics(arguments->file, options) +
-                                 counter("sluice_relay_published_total", label, c.published) +
-                                 counter("sluice_relay_duplicates_total", label, c.duplicates) +
-                                 counter("sluice_relay_broker_errors_total", label,
-                                         c.broker_errors) +
-                                 counter("sluice_relay_rejected_total", label, c.rejected);
-                        },
-                        {{"file", arguments->file},
-                         {"nats", arguments->relay.nats_url},
-                         {"stream", arguments->relay.stream}});
+    serve_until_stopped<Relay>(
+        arguments->file,
+        [&] { return std::make_unique<Relay>(arguments->file, arguments->relay, options); },
+        "relay", signals, options, arguments->metrics_listen,
+        {{"file", arguments->file},
+         {"nats", arguments->relay.nats_url},
+         {"stream", arguments->relay.stream}});
   });
 }
 
@@ -148,22 +151,14 @@ void add_ingest_command(CLI::App& app) {
     arguments->file = file_or_db(app, arguments->file);
     const sigset_t signals = block_stop_signals();
     const Options options = logging_options();
-    Ingester ingester(arguments->file, arguments->ingester, options);
-    const std::string label = "durable=\"" + arguments->ingester.durable + "\"";
-    serve_until_stopped(ingester, "ingester", signals, options, arguments->metrics_listen,
-                        [&] {
-                          const IngesterCounters c = ingester.counters();
-                          return file_metrics(arguments->file, options) +
-                                 counter("sluice_ingest_received_total", label, c.received) +
-                                 counter("sluice_ingest_duplicates_total", label, c.duplicates) +
-                                 counter("sluice_ingest_malformed_total", label, c.malformed) +
-                                 counter("sluice_ingest_broker_errors_total", label,
-                                         c.broker_errors);
-                        },
-                        {{"file", arguments->file},
-                         {"nats", arguments->ingester.nats_url},
-                         {"stream", arguments->ingester.stream},
-                         {"durable", arguments->ingester.durable}});
+    serve_until_stopped<Ingester>(
+        arguments->file,
+        [&] { return std::make_unique<Ingester>(arguments->file, arguments->ingester, options); },
+        "ingester", signals, options, arguments->metrics_listen,
+        {{"file", arguments->file},
+         {"nats", arguments->ingester.nats_url},
+         {"stream", arguments->ingester.stream},
+         {"durable", arguments->ingester.durable}});
   });
 }
 

@@ -63,10 +63,24 @@ void print_table(const std::vector<ConsumerStats>& stats, const Trends* trends,
   if (stats.empty()) std::cout << "(no consumers yet)\n";
 }
 
-Json stats_document(const std::vector<ConsumerStats>& stats, TimePoint now) {
+// Where each NATS ingester writing to this file stands in its stream; nothing when none does.
+void print_positions(const std::vector<IngestPosition>& positions, const Style& style) {
+  if (positions.empty()) return;
+  Table table({"STREAM", "DURABLE", "POSITION"});
+  table.align_right(2);
+  for (const IngestPosition& p : positions)
+    table.add_row({p.stream, p.durable, std::to_string(p.stream_seq)});
+  std::cout << '\n';
+  table.print(std::cout, style);
+}
+
+Json stats_document(const std::vector<ConsumerStats>& stats,
+                    const std::vector<IngestPosition>& positions, TimePoint now) {
   Json consumers = Json::array();
   for (const ConsumerStats& s : stats) consumers.push_back(consumer_stats_json(s));
-  return Json{{"generated_at", format_time(now)}, {"consumers", consumers}};
+  Json ingest = Json::array();
+  for (const IngestPosition& p : positions) ingest.push_back(ingest_position_json(p));
+  return Json{{"generated_at", format_time(now)}, {"consumers", consumers}, {"ingest", ingest}};
 }
 
 // --watch takes whole seconds ("2") or a duration ("500ms").
@@ -89,7 +103,7 @@ void watch(SQLite::Database& db, const Session& session, bool json, Duration int
     const TimePoint now = system_clock()->now();
     const auto stats = consumer_stats(db, session.options());
     if (json) {
-      print_json_line(std::cout, stats_document(stats, now));
+      print_json_line(std::cout, stats_document(stats, ingest_positions(db), now));
       continue;
     }
     for (const ConsumerStats& s : stats) {
@@ -102,6 +116,7 @@ void watch(SQLite::Database& db, const Session& session, bool json, Duration int
                            format_duration(interval) + " (Ctrl-C to stop)")
               << '\n';
     print_table(stats, &trends, style);
+    print_positions(ingest_positions(db), style);
     if (!redraw_in_place) std::cout << '\n';
     std::cout << std::flush;
   } while (!interrupt.wait_for(interval));
@@ -120,7 +135,9 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
       "Per consumer: pending, claimed, retrying, dead, delivered, retries, lag, parked, and events "
       "waiting for a handler");
   command->footer(
-      "Example:\n  sluice --db app.db stats\n  sluice --db app.db stats --watch 2   "
+      "A file a NATS ingester writes to also lists each STREAM, DURABLE and the POSITION (stream\n"
+      "sequence) it has ingested up to.\nExample:\n  sluice --db app.db stats\n  sluice --db "
+      "app.db stats --watch 2   "
       "# redraw every 2 s with a backlog sparkline");
   command->add_flag("--json", args->json,
                     "Print {generated_at, consumers: [...]}; with --watch one line per sample");
@@ -132,8 +149,10 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
     if (!args->watch.empty()) return watch(db, *session, args->json, interval);
     const TimePoint now = system_clock()->now();
     const auto stats = consumer_stats(db, session->options());
-    if (args->json) return print_json(std::cout, stats_document(stats, now));
+    const auto positions = ingest_positions(db);
+    if (args->json) return print_json(std::cout, stats_document(stats, positions, now));
     print_table(stats, nullptr, session->style());
+    print_positions(positions, session->style());
   });
 }
 

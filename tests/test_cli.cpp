@@ -171,6 +171,30 @@ TEST_CASE("stats reports each consumer's counts in a table and as JSON") {
   CHECK(table.out.find("\x1b[") == std::string::npos);
 }
 
+TEST_CASE("stats and check show where a NATS ingester stands in its stream") {
+  CliFixture f;
+  f.init();
+  {
+    SQLite::Database db(f.db_path, SQLite::OPEN_READWRITE);
+    db.exec(
+        "INSERT INTO sluice_nats_positions (stream, durable, stream_seq) "
+        "VALUES ('ORDERS', 'billing', 1234567890123)");
+  }
+  const auto stats = f.json({"stats"});
+  REQUIRE(stats["ingest"].size() == 1);
+  CHECK(stats["ingest"][0]["stream"] == "ORDERS");
+  CHECK(stats["ingest"][0]["durable"] == "billing");
+  CHECK(stats["ingest"][0]["stream_seq"] == 1234567890123LL);
+  const auto table = f.sluice({"stats"});
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("STREAM  DURABLE       POSITION\n") != std::string::npos);
+  CHECK(table.out.find("ORDERS  billing  1234567890123") != std::string::npos);
+  const auto check = f.sluice({"check"});
+  CHECK(check.exit_code == 0);
+  CHECK(check.out.find("ingest") != std::string::npos);
+  CHECK(check.out.find("ORDERS/billing at stream seq 1234567890123") != std::string::npos);
+}
+
 TEST_CASE("stats --watch samples until interrupted") {
   CliFixture f;
   f.init();

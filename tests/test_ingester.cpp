@@ -8,11 +8,15 @@
 #include "nats/message_headers.hpp"
 #include "nats/pull_consumer.hpp"
 #include "nats_server_process.hpp"
+#include "recording_sink.hpp"
 #include "sluice/ingester.hpp"
 #include "sluice/sluice.hpp"
+#include "support/promtool.hpp"
+#include "write_lock_holder.hpp"
 
 using namespace sluice;
 using sluice::testing::NatsServerProcess;
+using sluice::testing::RecordingSink;
 using sluice::testing::TempDir;
 
 namespace {
@@ -109,9 +113,10 @@ TEST_CASE("a message read into the event of the one before keeps nothing of that
   natsMsg_Destroy(second);
 }
 
-TEST_CASE("a Sluice-Not-Before past what a time holds is refused, not wrapped around") {
+TEST_CASE("a Sluice-Not-Before that is not a time in milliseconds makes the message malformed") {
   REQUIRE(nats_Open(-1) == NATS_OK);
-  for (const char* bad : {"99999999999999999999", "-99999999999999999999", "12abc", "soon"}) {
+  for (const char* bad :
+       {"tomorrow", "12abc", " 5", "soon", "99999999999999999999", "-99999999999999999999"}) {
     CAPTURE(bad);
     natsMsg* m = nullptr;
     REQUIRE(natsMsg_Create(&m, "sluice.t", nullptr, "{}", 2) == NATS_OK);
@@ -283,4 +288,82 @@ TEST_CASE("a started ingester keeps ingesting across a broker restart") {
   publish_events(broker.client, 50, 50);
   CHECK(wait_for(100) == 100);
   ingester.stop();
+}
+
+TEST_CASE("malformed messages are terminated at the broker, which announces each one") {
+  Broker broker;
+  TempDir dir;
+  natsSubscription* advisories = nullptr;
+  REQUIRE(natsConnection_SubscribeSync(&advisories, broker.client.connection(),
+                                       "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.EVENTS.b") ==
+          NATS_OK);
+  publish_events(broker.client, 0, 2);
+  const std::vector<nats::OutgoingMessage> malformed = {
+      {"sluice.stray", "stray-1", "hello", {}},
+      {"sluice.order.placed",
+       "late-1",
+       "{}",
+       {{"Sluice-Topic", "order.placed"}, {"Sluice-Not-Before", "tomorrow"}}}};
+  for (const auto& outcome : broker.client.publish(malformed, std::chrono::seconds(5)))
+    REQUIRE(outcome.acknowledged());
+  publish_events(broker.client, 2, 2);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  poll_until(ingester, 4);
+  CHECK(ingester.counters().received == 4);
+  CHECK(ingester.counters().malformed == 2);
+  int announced = 0;
+  natsMsg* advisory = nullptr;
+  while (announced < 2 && natsSubscription_NextMsg(&advisory, advisories, 5000) == NATS_OK) {
+    ++announced;
+    natsMsg_Destroy(advisory);
+  }
+  CHECK(announced == 2);
+  natsSubscription_Destroy(advisories);
+  SQLite::Database db = open_database(dir.file("b.db"));
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events WHERE id = 'late-1'").getInt() == 0);
+  CHECK(ack_pending(broker.client, "b") == 0);
+}
+
+TEST_CASE("an ingester's metrics say how far it is behind the stream, and pass promtool") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 40);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  CHECK(ingester.poll().received == 16);
+  const std::string text = ingester.metrics_text();
+  CHECK(text.find("sluice_ingest_pending_messages{stream=\"EVENTS\",durable=\"b\"} 24\n") !=
+        std::string::npos);
+  CHECK(text.find("sluice_ingest_received_total{stream=\"EVENTS\",durable=\"b\"} 16\n") !=
+        std::string::npos);
+  const auto promtool = sluice::test::promtool_check_metrics(text);
+  INFO(promtool.out << promtool.err);
+  CHECK(promtool.exit_code == 0);
+  poll_until(ingester, 24);
+  CHECK(ingester.poll().received == 0);
+  CHECK(ingester.metrics_text().find(
+            "sluice_ingest_pending_messages{stream=\"EVENTS\",durable=\"b\"} 0\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("a started ingester survives another process holding the file's write lock") {
+  Broker broker;
+  TempDir dir;
+  auto sink = std::make_shared<RecordingSink>();
+  Options options;
+  options.busy_timeout = std::chrono::milliseconds(50);
+  options.log = sink;
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"), options);
+  publish_events(broker.client, 0, 20);
+  sluice::testing::WriteLockHolder lock(dir.file("b.db"), dir.file("python.log"));
+  ingester.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (sink->count(LogLevel::kWarn) < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(sink->count(LogLevel::kWarn) >= 2);  // it backed off and tried again
+  lock.release();
+  SQLite::Database db = open_database(dir.file("b.db"));
+  while (list_events(db, {.limit = 100}).size() < 20 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ingester.stop();
+  CHECK(list_events(db, {.limit = 100}).size() == 20);
 }

@@ -10,33 +10,18 @@
 #include "nats/message_headers.hpp"
 #include "nats/pull_consumer.hpp"
 #include "nats_server_process.hpp"
+#include "recording_sink.hpp"
 #include "sluice/relay.hpp"
 #include "sluice/sluice.hpp"
+#include "support/promtool.hpp"
+#include "write_lock_holder.hpp"
 
 using namespace sluice;
 using sluice::testing::NatsServerProcess;
+using sluice::testing::RecordingSink;
 using sluice::testing::TempDir;
 
 namespace {
-
-// Captures log records so tests can see what the relay reported.
-class RecordingSink final : public LogSink {
- public:
-  void write(LogLevel level, const std::string& message, const LogFields&) override {
-    std::lock_guard lock(mutex_);
-    records_.emplace_back(level, message);
-  }
-  int count(LogLevel level) {
-    std::lock_guard lock(mutex_);
-    int n = 0;
-    for (const auto& record : records_) n += record.first == level;
-    return n;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::pair<LogLevel, std::string>> records_;
-};
 
 RelayOptions relay_options(const NatsServerProcess& server) {
   RelayOptions options;
@@ -260,4 +245,52 @@ TEST_CASE("keyed events reach the stream in key order, with many acks outstandin
     seen_n[key] = n;
   }
   CHECK(out_of_order == 0);
+}
+
+TEST_CASE(
+    "a relay whose consumer name has quotes and backslashes connects, and its metrics pass "
+    "promtool") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox outbox(db);
+  for (int i = 0; i < 3; ++i) outbox.enqueue_now({.topic = "order.placed"});
+  RelayOptions options = relay_options(server);
+  options.consumer = "relay \"east\" \\ 2";
+  Relay relay(dir.file("a.db"), options);
+  relay.run_until_idle();
+  CHECK(relay.counters().published == 3);
+  const std::string text = relay.metrics_text();
+  for (const char* name : {"sluice_relay_published_total", "sluice_relay_duplicates_total",
+                           "sluice_relay_broker_errors_total", "sluice_relay_rejected_total"}) {
+    CHECK(text.find(std::string("# HELP ") + name + " ") != std::string::npos);
+  }
+  CHECK(text.find("sluice_relay_published_total{consumer=\"relay \\\"east\\\" \\\\ 2\"} 3\n") !=
+        std::string::npos);
+  const auto promtool = sluice::test::promtool_check_metrics(metrics_text(db) + text);
+  INFO(promtool.out << promtool.err);
+  CHECK(promtool.exit_code == 0);
+}
+
+TEST_CASE("a started relay survives another process holding the file's write lock") {
+  NatsServerProcess server;
+  TempDir dir;
+  auto sink = std::make_shared<RecordingSink>();
+  Options options{.busy_timeout = std::chrono::milliseconds(50), .log = sink};
+  SQLite::Database db = open_database(dir.file("a.db"), options);
+  Outbox outbox(db, options);
+  for (int i = 0; i < 10; ++i) outbox.enqueue_now({.topic = "order.placed", .key = "k"});
+  Relay relay(dir.file("a.db"), relay_options(server), options);
+  sluice::testing::WriteLockHolder lock(dir.file("a.db"), dir.file("python.log"));
+  relay.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (sink->count(LogLevel::kError) < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(sink->count(LogLevel::kError) >= 2);  // it backed off and tried again
+  lock.release();
+  while (relay_stats(db).delivered_total < 10 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  relay.stop();
+  CHECK(relay_stats(db).delivered_total == 10);
+  CHECK(relay.counters().published == 10);
 }

@@ -99,3 +99,45 @@ TEST_CASE("events waiting for a handler are counted per consumer, and by topic o
   CHECK(waits[1].oldest == f.clock->now() - std::chrono::hours(1));
   CHECK(waiting_for_handler(f.db, std::chrono::hours(2), f.options).empty());
 }
+
+TEST_CASE("metrics text gives counters as exact integers and lag exact to the millisecond") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("c", "t", [](const Event&, Context&) {});
+  f.publish("t");
+  f.db.exec("UPDATE sluice_consumers SET delivered_total = 1234566, retries_total = 9007199254740");
+  // Two days and 3.284 s: six significant digits wrote 172803 and 1.23457e+06.
+  f.clock->advance(std::chrono::milliseconds(172'803'284));
+  const std::string text = metrics_text(f.db, f.options);
+  CHECK(text.find("sluice_delivered_total{consumer=\"c\"} 1234566\n") != std::string::npos);
+  CHECK(text.find("sluice_retries_total{consumer=\"c\"} 9007199254740\n") != std::string::npos);
+  CHECK(text.find("sluice_lag_seconds{consumer=\"c\"} 172803.284\n") != std::string::npos);
+}
+
+TEST_CASE("metrics text escapes a consumer name's backslash, quote and line break") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("a\\b\"c\nd", "t", [](const Event&, Context&) {});
+  CHECK(metrics_text(f.db, f.options).find("sluice_backlog{consumer=\"a\\\\b\\\"c\\nd\"} 0\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("the NATS ingest positions in the file are listed and exposed as metrics") {
+  Fixture f;
+  CHECK(ingest_positions(f.db).empty());
+  f.db.exec(
+      "INSERT INTO sluice_nats_positions (stream, durable, stream_seq) VALUES "
+      "('ORDERS', 'billing', 1234567890123), ('ORDERS', 'audit', 7)");
+  const std::vector<IngestPosition> positions = ingest_positions(f.db);
+  REQUIRE(positions.size() == 2);
+  CHECK(positions[0].stream == "ORDERS");
+  CHECK(positions[0].durable == "audit");
+  CHECK(positions[0].stream_seq == 7);
+  CHECK(positions[1].durable == "billing");
+  const std::string text = metrics_text(f.db, f.options);
+  CHECK(text.find("# HELP sluice_ingest_position ") != std::string::npos);
+  CHECK(text.find("# TYPE sluice_ingest_position gauge") != std::string::npos);
+  CHECK(
+      text.find("sluice_ingest_position{stream=\"ORDERS\",durable=\"billing\"} 1234567890123\n") !=
+      std::string::npos);
+}

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "support/fixture.hpp"
+#include "write_lock_holder.hpp"
 
 using namespace sluice;
 using sluice::test::count;
@@ -410,4 +411,35 @@ TEST_CASE("stop() finishes the batch in hand and leaves nothing claimed") {
   again.subscribe("c", "t", [&](const Event&, Context&) { ++handled; });
   again.run_until_idle();
   CHECK(handled.load() == 2000);
+}
+
+TEST_CASE(
+    "a started worker survives another process holding the write lock past its busy timeout") {
+  // Counts the worker's error records: each is a step that failed and backed off.
+  class ErrorCounter final : public LogSink {
+   public:
+    void write(LogLevel level, const std::string&, const LogFields&) override {
+      if (level == LogLevel::kError) ++errors;
+    }
+    std::atomic<int> errors{0};
+  };
+  Fixture f(true);
+  Options options = f.options;
+  options.busy_timeout = std::chrono::milliseconds(50);
+  auto sink = std::make_shared<ErrorCounter>();
+  options.log = sink;
+  Worker worker(f.dir.file("app.db"), options);
+  worker.subscribe("c", "t", recording("c"));
+  f.publish("t");
+  sluice::testing::WriteLockHolder lock(f.dir.file("app.db"), f.dir.file("python.log"));
+  worker.start();
+  const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+  while (sink->errors.load() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(sink->errors.load() >= 2);  // it tried again after backing off
+  lock.release();
+  while (count(f.db, "applied") == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  worker.stop();
+  CHECK(count(f.db, "applied") == 1);
 }

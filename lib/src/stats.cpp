@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <sstream>
 
+#include "prometheus_text.hpp"
 #include "saturating_time.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -48,19 +48,6 @@ long long int_or_zero(const SQLite::Column& column) {
 void keep_oldest(std::optional<std::int64_t>& oldest, const SQLite::Column& column) {
   if (column.isNull()) return;
   if (!oldest || column.getInt64() < *oldest) oldest = column.getInt64();
-}
-
-std::string label(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -149,6 +136,20 @@ std::vector<HandlerWait> waiting_for_handler(SQLite::Database& db, Duration olde
   });
 }
 
+std::vector<IngestPosition> ingest_positions(SQLite::Database& db) {
+  return guarded("read ingest positions", [&] {
+    std::vector<IngestPosition> all;
+    SQLite::Statement query(db,
+                            "SELECT stream, durable, stream_seq FROM sluice_nats_positions "
+                            "ORDER BY stream, durable");
+    while (query.executeStep()) {
+      all.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(),
+                     query.getColumn(2).getInt64()});
+    }
+    return all;
+  });
+}
+
 std::string metrics_text(SQLite::Database& db, const Options& options) {
   const std::vector<ConsumerStats> all = consumer_stats(db, options);
   struct Metric {
@@ -181,16 +182,28 @@ std::string metrics_text(SQLite::Database& db, const Options& options) {
        "Pending events left for a worker with a handler for their topic.",
        [](const ConsumerStats& s) { return static_cast<double>(s.waiting_for_handler); }},
   };
-  std::ostringstream out;
+  std::string out;
   for (const Metric& metric : kMetrics) {
-    out << "# HELP " << metric.name << ' ' << metric.help << '\n';
-    out << "# TYPE " << metric.name << ' ' << metric.type << '\n';
+    out += prometheus::family(metric.name, metric.type, metric.help);
     for (const ConsumerStats& stats : all) {
-      out << metric.name << "{consumer=\"" << label(stats.consumer) << "\"} " << metric.value(stats)
-          << '\n';
+      out += prometheus::sample(metric.name, prometheus::label("consumer", stats.consumer),
+                                metric.value(stats));
     }
   }
-  return out.str();
+  // Only files a NATS ingester writes to have positions; the others keep their exposition.
+  const std::vector<IngestPosition> positions = ingest_positions(db);
+  if (!positions.empty()) {
+    out += prometheus::family(
+        "sluice_ingest_position", "gauge",
+        "Stream sequence of the last message a NATS ingester committed into this file.");
+  }
+  for (const IngestPosition& position : positions) {
+    out += prometheus::sample("sluice_ingest_position",
+                              prometheus::label("stream", position.stream) + "," +
+                                  prometheus::label("durable", position.durable),
+                              static_cast<double>(position.stream_seq));
+  }
+  return out;
 }
 
 }  // namespace sluice

@@ -28,6 +28,13 @@ namespace {
 constexpr Duration kFirstStorageBackoff = std::chrono::milliseconds(10);
 constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 
+// An idle worker reads PRAGMA data_version every poll interval (any commit by another connection
+// changes it) and looks at its consumers again only when it changed, a commit in this process
+// signalled, a retry or delay fell due, or every this many poll intervals (for what no commit
+// announces: a worker that died holding a claim, a clock stepped forward). Looking costs about
+// ten statements per consumer; reading data_version, one.
+constexpr int kIdleChecksEvery = 10;
+
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
   return a.mode == b.mode && a.ordered == b.ordered && a.start_from == b.start_from &&
          a.retry.has_value() == b.retry.has_value();
@@ -115,9 +122,10 @@ struct Worker::Impl {
                        [](const Consumer& c) { return c.in_hand.has_value(); });
   }
 
-  // How long an idle worker may sleep: the poll interval, or less if a retry falls due sooner.
+  // How long an idle worker may sleep before it looks at its consumers again: until a retry or
+  // delay falls due, at most kIdleChecksEvery poll intervals. Commits end the sleep sooner.
   std::chrono::steady_clock::duration idle_timeout() {
-    Duration timeout = options.poll_interval;
+    Duration timeout = options.poll_interval * kIdleChecksEvery;
     const TimePoint now = clock->now();
     for (Consumer& consumer : consumers) {
       if (auto due = deliverer->next_due(consumer.spec)) {

@@ -36,7 +36,9 @@ struct IngesterCounters {
   long long received = 0;
   // Messages whose event the file already had: acknowledged without effect.
   long long duplicates = 0;
-  // Messages that are not sluice events: terminated at the broker and logged.
+  // Messages that are not sluice events (no Nats-Msg-Id or Sluice-Topic, a Sluice-Not-Before that
+  // is not milliseconds since the epoch, a payload sluice refuses): terminated at the broker (so
+  // JetStream publishes a MSG_TERMINATED advisory for each) and logged.
   long long malformed = 0;
   // Fetches or acknowledgements that failed because of the broker.
   long long broker_errors = 0;
@@ -63,10 +65,15 @@ class Ingester {
   void start();
   void stop();
   // One fetch, waiting up to fetch_wait, committed and acknowledged. Throws NatsError-derived
-  // Error when the broker cannot be reached.
+  // Error when the broker cannot be reached, DatabaseError when the file cannot be written (then
+  // nothing is acknowledged). A started ingester logs either, backs off and tries again.
   IngestResult poll();
 
   IngesterCounters counters() const;
+  // Prometheus text exposition of counters() and of sluice_ingest_pending_messages, the messages
+  // in the stream after the last one fetched (how far behind the stream this ingester is),
+  // labelled by stream and durable.
+  std::string metrics_text() const;
 
  private:
   struct Impl;

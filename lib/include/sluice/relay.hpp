@@ -81,6 +81,8 @@ class Relay {
   DrainResult run_until_idle();
 
   RelayCounters counters() const;
+  // Prometheus text exposition of counters(), labelled by consumer.
+  std::string metrics_text() const;
 
  private:
   struct Impl;

@@ -45,6 +45,14 @@ struct HandlerWait {
   TimePoint oldest;
 };
 
+// Where a NATS ingester (sluice/ingester.hpp) stands in its stream, as committed in the file.
+struct IngestPosition {
+  std::string stream;
+  std::string durable;
+  // The stream sequence of the last message ingested (or skipped as malformed).
+  long long stream_seq = 0;
+};
+
 // One row per consumer, by name.
 std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& options = {});
 
@@ -54,10 +62,16 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
 std::vector<HandlerWait> waiting_for_handler(SQLite::Database& db, Duration older_than,
                                              const Options& options = {});
 
+// One row per (stream, durable) an ingester has committed into this file, by stream and durable.
+// Never writes.
+std::vector<IngestPosition> ingest_positions(SQLite::Database& db);
+
 // Prometheus text exposition (version 0.0.4) of consumer_stats(): sluice_backlog,
 // sluice_lag_seconds, sluice_claimed, sluice_retrying, sluice_dead_letters,
 // sluice_delivered_total, sluice_retries_total, sluice_snoozed_total, sluice_parked_keys,
-// sluice_waiting_for_handler, each labelled by consumer.
+// sluice_waiting_for_handler, each labelled by consumer; and of ingest_positions():
+// sluice_ingest_position, labelled by stream and durable. Counts are exact integers, the lag
+// exact to the millisecond; label values are escaped.
 std::string metrics_text(SQLite::Database& db, const Options& options = {});
 
 }  // namespace sluice

@@ -10,6 +10,8 @@
 
 #include "../crash_point.hpp"
 #include "../log_to.hpp"
+#include "../prometheus_text.hpp"
+#include "../sqlite_error.hpp"
 #include "backoff.hpp"
 #include "jetstream_client.hpp"
 #include "message_headers.hpp"
@@ -73,24 +75,32 @@ struct Ingester::Impl {
   IngestResult poll() {
     std::vector<nats::FetchedMessage> messages;
     try {
-      messages = consumer().fetch(ingester_options.fetch_batch, ingester_options.fetch_wait);
+      nats::PullConsumer& source = consumer();
+      if (restart_before_fetch) {
+        source.restart_at(position + 1);
+        accept_any_next = true;
+        restart_before_fetch = false;
+      }
+      messages = source.fetch(ingester_options.fetch_batch, ingester_options.fetch_wait);
     } catch (const nats::NatsError&) {
       pull_consumer.reset();
       throw;
     }
+    // JetStream counts the messages after each one it delivers; a fetch that found none is
+    // caught up.
+    pending_messages = messages.empty() ? 0 : static_cast<long long>(messages.back().pending());
     if (messages.empty()) return {};
 
     IngestResult result;
     std::vector<nats::FetchedMessage*> to_ack;
     std::vector<nats::FetchedMessage*> to_terminate;
-    // The handled message with the highest stream sequence: its ack settles the batch.
-    nats::FetchedMessage* highest = nullptr;
-    auto handled = [&](std::vector<nats::FetchedMessage*>& settle_as, nats::FetchedMessage& m) {
+    auto handled = [](std::vector<nats::FetchedMessage*>& settle_as, nats::FetchedMessage& m) {
       settle_as.push_back(&m);
-      if (highest == nullptr || m.stream_seq() > highest->stream_seq()) highest = &m;
     };
+    // Counted once committed: a fetch whose transaction fails comes again.
+    long long malformed_in_fetch = 0;
     auto not_an_event = [&](nats::FetchedMessage& message, const InvalidArgument& e) {
-      ++malformed;
+      ++malformed_in_fetch;
       handled(to_terminate, message);
       log_to(options, LogLevel::kError, "ingester: message is not a sluice event, terminated",
              {{"durable", ingester_options.durable},
@@ -99,74 +109,95 @@ struct Ingester::Impl {
     };
     std::uint64_t new_position = position;
     bool gap = false;
-    {
-      SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-      std::vector<nats::FetchedMessage*> carriers;
-      carriers.reserve(messages.size());
-      for (auto& message : messages) {
-        const std::uint64_t seq = message.stream_seq();
-        if (seq != 0 && seq <= new_position) {
-          ++result.duplicates;
-          handled(to_ack, message);
-          continue;
+    bool accept_any = accept_any_next;
+    try {
+      guarded("ingest a fetch", [&] {
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        std::vector<nats::FetchedMessage*> carriers;
+        carriers.reserve(messages.size());
+        for (auto& message : messages) {
+          const std::uint64_t seq = message.stream_seq();
+          if (seq != 0 && seq <= new_position) {
+            ++result.duplicates;
+            handled(to_ack, message);
+            continue;
+          }
+          if (new_position != 0 && seq != new_position + 1 && !accept_any) {
+            gap = true;
+            break;
+          }
+          accept_any = false;
+          try {
+            if (carriers.size() == events.size()) events.emplace_back();
+            nats::event_from_message(message.get(), events[carriers.size()]);
+            carriers.push_back(&message);
+          } catch (const InvalidArgument& e) {
+            not_an_event(message, e);
+          }
+          new_position = seq;
         }
-        if (new_position != 0 && seq != new_position + 1 && !accept_any_next) {
-          gap = true;
-          break;
-        }
-        accept_any_next = false;
+        // One batch writes the events several to a statement; only when one of them is invalid
+        // (refused before anything is written) does each go alone, to terminate just that one.
+        events.resize(carriers.size());
+        std::vector<EnqueueResult> stored;
         try {
-          if (carriers.size() == events.size()) events.emplace_back();
-          nats::event_from_message(message.get(), events[carriers.size()]);
-          carriers.push_back(&message);
-        } catch (const InvalidArgument& e) {
-          not_an_event(message, e);
+          stored = outbox.receive_batch(events);
+        } catch (const InvalidArgument&) {
+          stored.clear();
         }
-        new_position = seq;
-      }
-      // One batch writes the events several to a statement; only when one of them is invalid
-      // (refused before anything is written) does each go alone, to terminate just that one.
-      events.resize(carriers.size());
-      std::vector<EnqueueResult> stored;
-      try {
-        stored = outbox.receive_batch(events);
-      } catch (const InvalidArgument&) {
-        stored.clear();
-      }
-      for (std::size_t i = 0; i < carriers.size(); ++i) {
-        try {
-          const bool duplicate =
-              i < stored.size() ? stored[i].duplicate() : outbox.receive(events[i]).duplicate();
-          ++(duplicate ? result.duplicates : result.received);
-          handled(to_ack, *carriers[i]);
-        } catch (const InvalidArgument& e) {
-          not_an_event(*carriers[i], e);
+        for (std::size_t i = 0; i < carriers.size(); ++i) {
+          try {
+            const bool duplicate =
+                i < stored.size() ? stored[i].duplicate() : outbox.receive(events[i]).duplicate();
+            ++(duplicate ? result.duplicates : result.received);
+            handled(to_ack, *carriers[i]);
+          } catch (const InvalidArgument& e) {
+            not_an_event(*carriers[i], e);
+          }
         }
-      }
-      SQLite::Statement save(db,
-                             "INSERT INTO sluice_nats_positions (stream, durable, stream_seq)"
-                             " VALUES (?, ?, ?) ON CONFLICT (stream, durable)"
-                             " DO UPDATE SET stream_seq = excluded.stream_seq");
-      save.bind(1, ingester_options.stream);
-      save.bind(2, ingester_options.durable);
-      save.bind(3, static_cast<std::int64_t>(new_position));
-      save.exec();
-      transaction.commit();
+        SQLite::Statement save(db,
+                               "INSERT INTO sluice_nats_positions (stream, durable, stream_seq)"
+                               " VALUES (?, ?, ?) ON CONFLICT (stream, durable)"
+                               " DO UPDATE SET stream_seq = excluded.stream_seq");
+        save.bind(1, ingester_options.stream);
+        save.bind(2, ingester_options.durable);
+        save.bind(3, static_cast<std::int64_t>(new_position));
+        save.exec();
+        transaction.commit();
+      });
+    } catch (const DatabaseError&) {
+      // A storage error (the file locked past the busy timeout, I/O, full): nothing was
+      // acknowledged. The next poll has delivery start over right after the position rather than
+      // wait ack_wait for these messages to come back behind later ones.
+      restart_before_fetch = true;
+      throw;
     }
     position = new_position;
+    accept_any_next = accept_any;
     SLUICE_CRASH_POINT("ingest-before-ack");
-    // The highest message's ack waits for the server, so a batch is settled when poll()
-    // returns. Under AckAll it settles every message before it too, the malformed ones
-    // committed as skipped; an AckExplicit durable needs each one settled.
+    // Malformed messages are terminated, so that JetStream announces each one (a MSG_TERMINATED
+    // advisory) instead of an ack settling them unseen; first, since under AckAll an ack past
+    // them would settle them before their terminate arrives. Under AckAll the ack of the last
+    // stored message settles every one before it; an AckExplicit durable needs each acked. That
+    // last ack waits for the server, which has then processed every earlier terminate and ack of
+    // this connection, so a batch is settled when poll() returns.
+    for (auto* message : to_terminate) settle(*message, &nats::FetchedMessage::terminate);
+    nats::FetchedMessage* last_ack = nullptr;
+    for (auto* message : to_ack)
+      if (last_ack == nullptr || message->stream_seq() > last_ack->stream_seq()) last_ack = message;
     if (!pull_consumer->acks_cumulatively()) {
-      for (auto* message : to_terminate)
-        if (message != highest) settle(*message, &nats::FetchedMessage::terminate);
       for (auto* message : to_ack)
-        if (message != highest) settle(*message, &nats::FetchedMessage::ack);
+        if (message != last_ack) settle(*message, &nats::FetchedMessage::ack);
     }
-    if (highest != nullptr) settle(*highest, &nats::FetchedMessage::ack_confirmed);
+    if (last_ack != nullptr) {
+      settle(*last_ack, &nats::FetchedMessage::ack_confirmed);
+    } else if (!to_terminate.empty() &&
+               natsConnection_Flush(connection.client().connection()) != NATS_OK) {
+      ++broker_errors;
+    }
     received += result.received;
     duplicates += result.duplicates;
+    malformed += malformed_in_fetch;
     if (gap) {
       // Messages between the position and what came were fetched by an ingester that never
       // committed them; start delivery over right after the position to keep stream order.
@@ -176,6 +207,16 @@ struct Ingester::Impl {
       pull_consumer->restart_at(position + 1);
     }
     return result;
+  }
+
+  // Logs `e` and returns how long to wait before the next poll.
+  Duration backed_off(const char* message, const std::exception& e) {
+    const Duration pause = backoff.failed();
+    log_to(options, LogLevel::kWarn, message,
+           {{"durable", ingester_options.durable},
+            {"error", e.what()},
+            {"retry_in_ms", std::to_string(pause.count())}});
+    return pause;
   }
 
   // A lost acknowledgement only brings a redelivery, which the position turns into a duplicate.
@@ -192,16 +233,15 @@ struct Ingester::Impl {
     while (!stopping) {
       lock.unlock();
       Duration pause{0};
+      // No error ends the loop: it would end the process (an exception leaving the thread).
       try {
         poll();
         backoff.succeeded();
-      } catch (const Error& e) {
+      } catch (const nats::NatsError& e) {
         ++broker_errors;
-        pause = backoff.failed();
-        log_to(options, LogLevel::kWarn, "ingester: fetch failed, trying again",
-               {{"durable", ingester_options.durable},
-                {"error", e.what()},
-                {"retry_in_ms", std::to_string(pause.count())}});
+        pause = backed_off("ingester: fetch failed, trying again", e);
+      } catch (const std::exception& e) {
+        pause = backed_off("ingester: could not store a fetch, trying again", e);
       }
       lock.lock();
       if (pause.count() > 0) wake.wait_for(lock, pause, [this] { return stopping; });
@@ -222,10 +262,13 @@ struct Ingester::Impl {
   // Right after a restart of delivery the first message is the stream's next one, whatever its
   // sequence (the stream may have dropped messages in between).
   bool accept_any_next = false;
+  // Set when a fetch could not be stored, so that the next poll restarts delivery.
+  bool restart_before_fetch = false;
   std::atomic<long long> received{0};
   std::atomic<long long> duplicates{0};
   std::atomic<long long> malformed{0};
   std::atomic<long long> broker_errors{0};
+  std::atomic<long long> pending_messages{0};
 
   std::mutex mutex;
   std::condition_variable wake;
@@ -262,6 +305,40 @@ IngestResult Ingester::poll() { return impl_->poll(); }
 IngesterCounters Ingester::counters() const {
   return {impl_->received.load(), impl_->duplicates.load(), impl_->malformed.load(),
           impl_->broker_errors.load()};
+}
+
+std::string Ingester::metrics_text() const {
+  const IngesterCounters c = counters();
+  const std::string labels = prometheus::label("stream", impl_->ingester_options.stream) + "," +
+                             prometheus::label("durable", impl_->ingester_options.durable);
+  struct Figure {
+    const char* name;
+    const char* type;
+    const char* help;
+    long long value;
+  };
+  const Figure all[] = {
+      {"sluice_ingest_received_total", "counter",
+       "Messages this ingester process stored in the file as new events.", c.received},
+      {"sluice_ingest_duplicates_total", "counter",
+       "Messages whose event the file already had, acknowledged without effect.", c.duplicates},
+      {"sluice_ingest_malformed_total", "counter",
+       "Messages that are not sluice events (a header missing or unreadable, a payload sluice "
+       "refuses), terminated at the broker.",
+       c.malformed},
+      {"sluice_ingest_broker_errors_total", "counter",
+       "Fetches or acknowledgements that failed because of the broker.", c.broker_errors},
+      {"sluice_ingest_pending_messages", "gauge",
+       "Messages in the stream after the last one fetched, as JetStream counted them at that "
+       "fetch: how far the ingester is behind the stream.",
+       impl_->pending_messages.load()},
+  };
+  std::string out;
+  for (const Figure& figure : all) {
+    out += prometheus::family(figure.name, figure.type, figure.help);
+    out += prometheus::sample(figure.name, labels, static_cast<double>(figure.value));
+  }
+  return out;
 }
 
 }  // namespace sluice

@@ -52,6 +52,15 @@ std::string subject_problem(std::string_view subject) {
   return {};
 }
 
+// libnats writes the connection name into its CONNECT JSON as it is: a quote or backslash in it
+// (from a consumer or durable name) made nats-server refuse every connection, and the client
+// kept trying in silence. Such characters, and control characters, become '_'.
+std::string connect_safe_name(std::string name) {
+  for (char& c : name)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < ' ' || c == 0x7f) c = '_';
+  return name;
+}
+
 }  // namespace
 
 std::string status_text(natsStatus status) { return natsStatus_GetText(status); }
@@ -78,7 +87,7 @@ JetStreamClient::JetStreamClient(ConnectionSettings settings) : settings_(std::m
     check(natsOptions_SetServers(options_, servers.data(), static_cast<int>(servers.size())),
           "set servers " + settings_.url);
     check(natsOptions_SetNoRandomize(options_, true), "set no randomize");
-    check(natsOptions_SetName(options_, settings_.name.c_str()), "set name");
+    check(natsOptions_SetName(options_, connect_safe_name(settings_.name).c_str()), "set name");
     check(natsOptions_SetTimeout(options_, to_ms(settings_.connect_timeout)), "set timeout");
     check(natsOptions_SetMaxReconnect(options_, -1), "set max reconnect");
     check(natsOptions_SetReconnectWait(options_, to_ms(settings_.reconnect_wait)),

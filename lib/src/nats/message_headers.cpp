@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "sluice/error.hpp"
 
@@ -116,15 +117,16 @@ void event_from_message(natsMsg* message, NewEvent& event) {
                           "': no Nats-Msg-Id or Sluice-Topic header, not a relayed sluice event");
   event.payload.assign(natsMsg_GetData(message), natsMsg_GetDataLength(message));
   if (not_before != nullptr && *not_before != '\0') {
-    // from_chars, not atoll: a number past what a time holds is refused, not undefined.
-    Duration::rep ms = 0;
-    const char* end = not_before + std::strlen(not_before);
-    const auto [stop, error] = std::from_chars(not_before, end, ms);
-    if (error != std::errc() || stop != end)
-      throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
-                            "': Sluice-Not-Before '" + not_before +
+    // atoll read "tomorrow" as 0, the epoch: a header that does not parse makes the message
+    // malformed, like a missing ID.
+    const std::string_view text(not_before);
+    Duration::rep millis = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), millis);
+    if (error != std::errc() || end != text.data() + text.size())
+      throw InvalidArgument(std::string("ingest message '") + event.id + "': " + kNotBeforeHeader +
+                            " '" + std::string(text) +
                             "' is not a time in milliseconds since the epoch");
-    event.not_before = TimePoint(Duration(ms));
+    event.not_before = TimePoint(Duration(millis));
   }
 }
 }  // namespace sluice::nats

@@ -12,16 +12,28 @@ std::string js_detail(jsErrCode code) {
   return "JetStream error " + std::to_string(code) + ": " + nats_GetLastError(nullptr);
 }
 
-// The stream sequence in a JetStream message's reply subject, 0 if it has none. The subject is
+// What a JetStream message's reply subject says of it: its stream sequence and the messages
+// pending after it, both 0 if it says nothing. The subject is
 // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>, or (newer
 // servers) has <domain>.<account hash> before the stream and more tokens after the pending count.
 // Read here rather than by natsMsg_GetMetaData, which copies the stream and consumer names into a
 // structure of its own for every message.
-std::uint64_t stream_seq_of(const char* reply) {
+struct AckSubject {
+  std::uint64_t stream_seq = 0;
+  std::uint64_t pending = 0;
+};
+
+std::uint64_t number(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() ? value : 0;
+}
+
+AckSubject parse_ack_subject(const char* reply) {
   constexpr std::string_view kPrefix = "$JS.ACK.";
-  if (reply == nullptr) return 0;
+  if (reply == nullptr) return {};
   std::string_view rest(reply);
-  if (!rest.starts_with(kPrefix)) return 0;
+  if (!rest.starts_with(kPrefix)) return {};
   rest.remove_prefix(kPrefix.size());
   std::array<std::string_view, 9> tokens;
   std::size_t count = 0;
@@ -31,22 +43,25 @@ std::uint64_t stream_seq_of(const char* reply) {
     if (dot == std::string_view::npos) break;
     rest.remove_prefix(dot + 1);
   }
-  if (count != 7 && count != 9) return 0;
-  const std::string_view seq = tokens[count == 7 ? 3 : 5];
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(seq.data(), seq.data() + seq.size(), value);
-  return error == std::errc() && end == seq.data() + seq.size() ? value : 0;
+  if (count != 7 && count != 9) return {};
+  const std::size_t first = count == 7 ? 0 : 2;  // the stream's token
+  return {number(tokens[first + 3]), number(tokens[first + 6])};
 }
 
 }  // namespace
 
-FetchedMessage::FetchedMessage(natsMsg* message)
-    : message_(message), stream_seq_(stream_seq_of(natsMsg_GetReply(message))) {}
+FetchedMessage::FetchedMessage(natsMsg* message) : message_(message) {
+  const AckSubject subject = parse_ack_subject(natsMsg_GetReply(message));
+  stream_seq_ = subject.stream_seq;
+  pending_ = subject.pending;
+}
 
 FetchedMessage::~FetchedMessage() { natsMsg_Destroy(message_); }
 
 FetchedMessage::FetchedMessage(FetchedMessage&& other) noexcept
-    : message_(std::exchange(other.message_, nullptr)), stream_seq_(other.stream_seq_) {}
+    : message_(std::exchange(other.message_, nullptr)),
+      stream_seq_(other.stream_seq_),
+      pending_(other.pending_) {}
 
 void FetchedMessage::ack() {
   natsStatus status = natsMsg_Ack(message_, nullptr);

@@ -26,6 +26,9 @@ class FetchedMessage {
   natsMsg* get() const { return message_; }
   // The message's position in its stream.
   std::uint64_t stream_seq() const { return stream_seq_; }
+  // Messages of the stream after this one that the consumer had not delivered yet when it
+  // delivered this one.
+  std::uint64_t pending() const { return pending_; }
   // Done: JetStream will not deliver it again, nor, when the consumer acks cumulatively, any
   // message before it. Throws NatsError.
   void ack();
@@ -38,6 +41,7 @@ class FetchedMessage {
  private:
   natsMsg* message_;
   std::uint64_t stream_seq_ = 0;
+  std::uint64_t pending_ = 0;
 };
 
 struct PullConsumerSpec {

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "../log_to.hpp"
+#include "../prometheus_text.hpp"
 #include "backoff.hpp"
 #include "jetstream_client.hpp"
 #include "message_headers.hpp"
@@ -242,6 +243,37 @@ DrainResult Relay::run_until_idle() { return impl_->worker.run_until_idle(); }
 RelayCounters Relay::counters() const {
   return {impl_->published.load(), impl_->duplicates.load(), impl_->broker_errors.load(),
           impl_->rejected.load()};
+}
+
+std::string Relay::metrics_text() const {
+  const RelayCounters c = counters();
+  const std::string labels = prometheus::label("consumer", impl_->relay_options.consumer);
+  struct Counter {
+    const char* name;
+    const char* help;
+    long long value;
+  };
+  const Counter all[] = {
+      {"sluice_relay_published_total",
+       "Events JetStream acknowledged to this relay process, including the copies it dropped as "
+       "duplicates (sluice_relay_duplicates_total).",
+       c.published},
+      {"sluice_relay_duplicates_total",
+       "Publishes JetStream acknowledged as duplicates inside the stream's duplicate window, "
+       "without storing them again.",
+       c.duplicates},
+      {"sluice_relay_broker_errors_total",
+       "Publishes that failed for a passing reason (broker down, timeout), tried again later.",
+       c.broker_errors},
+      {"sluice_relay_rejected_total",
+       "Events the broker refused for good (no stream, too large), dead-lettered.", c.rejected},
+  };
+  std::string out;
+  for (const Counter& counter : all) {
+    out += prometheus::family(counter.name, "counter", counter.help);
+    out += prometheus::sample(counter.name, labels, static_cast<double>(counter.value));
+  }
+  return out;
 }
 
 }  // namespace sluice
