@@ -30,7 +30,8 @@ namespace {
 constexpr milliseconds kLease{600};
 // How long observers watch a live claim: long past its lease, so a lease not renewed shows.
 constexpr milliseconds kWindow = 4 * kLease;
-// Room for process start-up and a loaded 2-core machine under sanitizers.
+// Room for 10 poll intervals (an idle worker's longest look-away), process start-up and a loaded
+// 2-core machine under sanitizers.
 constexpr seconds kSlack{2};
 
 Options lease_options(int max_attempts) {
