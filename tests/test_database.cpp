@@ -172,6 +172,41 @@ TEST_CASE("a version 2 file keeps the attempt history it logged and logs new att
   CHECK(history[1].attempt == 2);
 }
 
+TEST_CASE("a version 3 file's crash suspects are claimed in the groups of version 4") {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  auto clock = std::make_shared<ManualClock>();
+  Options options;
+  options.clock = clock;
+  int calls = 0;
+  const auto handler = [&](const Event&, Context&) { ++calls; };
+  {
+    SQLite::Database db = open_database(path, options);
+    Worker(db, options).subscribe("c", "t", handler);
+    Outbox(db, options).enqueue_now({.topic = "t"});
+    // As version 3 left a crash suspect: retried alone (suspect = 1), indexed as one.
+    db.exec(R"sql(
+      INSERT INTO sluice_deliveries (consumer_id, event_seq, state, attempts, next_attempt_at,
+                                     suspect, reason)
+        SELECT c.id, e.seq, 'pending', 1, 0, 1, 'crashed' FROM sluice_consumers c, sluice_events e;
+      UPDATE sluice_consumers SET cursor = (SELECT max(seq) FROM sluice_events);
+      DROP INDEX sluice_deliveries_suspect;
+      CREATE INDEX sluice_deliveries_suspect ON sluice_deliveries (consumer_id, next_attempt_at)
+        WHERE suspect = 1 AND state = 'pending';
+      UPDATE sluice_meta SET value = 3 WHERE name = 'schema_version';
+    )sql");
+  }
+  SQLite::Database db = open_database(path, options);
+  CHECK(stored_schema_version(db) == 4);
+  CHECK(db.execAndGet("SELECT sql FROM sqlite_master WHERE name = 'sluice_deliveries_suspect'")
+            .getString()
+            .find("suspect > 0") != std::string::npos);
+  Worker worker(db, options);
+  worker.subscribe("c", "t", handler);
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(calls == 1);
+}
+
 TEST_CASE("schema work refuses to run inside the caller's transaction") {
   SQLite::Database db(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   db.exec("BEGIN");

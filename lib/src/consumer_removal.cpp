@@ -43,12 +43,14 @@ std::optional<TimePoint> last_active(SQLite::Database& db, std::int64_t consumer
 // Why a worker of `consumer` looks alive, or "" when none does.
 std::string live_worker(SQLite::Database& db, std::int64_t consumer, const ConsumerRemoval& found,
                         const RemoveConsumerOptions& removal, TimePoint now) {
-  SQLite::Statement claims(db, "SELECT owner, pid FROM sluice_claims WHERE consumer_id = ?");
+  SQLite::Statement claims(
+      db, "SELECT owner, pid, lease_until FROM sluice_claims WHERE consumer_id = ?");
   claims.bind(1, static_cast<int64_t>(consumer));
   while (claims.executeStep()) {
-    if (owner_alive(claims.getColumn(0).getString())) {
+    const TimePoint lease_until(Duration(claims.getColumn(2).getInt64()));
+    if (!claim_abandoned(claims.getColumn(0).getString(), lease_until, now)) {
       return "a claim of process " + std::to_string(claims.getColumn(1).getInt64()) +
-             ", which still runs";
+             ", which still runs or whose lease has not run out";
     }
   }
   if (found.last_active && now - *found.last_active < removal.active_within) {

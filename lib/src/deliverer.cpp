@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 
 #include "attempt_log.hpp"
 #include "bind_text.hpp"
 #include "crash_point.hpp"
 #include "event_codec.hpp"
 #include "json_string.hpp"
+#include "log_to.hpp"
 #include "rewind.hpp"
 #include "saturating_time.hpp"
 #include "schema.hpp"
@@ -61,15 +63,15 @@ std::string event_query(const std::string& tail) {
 // ?3 = 1 (an ordered consumer) none that an earlier event of its key holds back; with ?5 a JSON
 // array of topics, only rows of those (the topics this process has a handler for).
 std::string due_query(const std::string& index, const std::string& condition) {
-  return event_query(", d.attempts, d.reason FROM sluice_deliveries d INDEXED BY " + index +
-                     " JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND " +
-                     condition +
-                     "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?5 IS NULL OR e.topic "
-                     "IN (SELECT value FROM json_each(?5))) AND (?3 = 0 OR d.key IS "
-                     "NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b INDEXED BY "
-                     "sluice_deliveries_key WHERE b.consumer_id = d.consumer_id AND b.key = d.key "
-                     "AND b.event_seq < d.event_seq AND " +
-                     std::string(kBlocking) + ")) ORDER BY d.next_attempt_at LIMIT ?4");
+  return event_query(
+      ", d.attempts, d.reason, d.suspect FROM sluice_deliveries d INDEXED BY " + index +
+      " JOIN sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND " + condition +
+      "d.state = 'pending' AND d.next_attempt_at <= ?2 AND (?5 IS NULL OR e.topic "
+      "IN (SELECT value FROM json_each(?5))) AND (?3 = 0 OR d.key IS "
+      "NULL OR NOT EXISTS (SELECT 1 FROM sluice_deliveries b INDEXED BY "
+      "sluice_deliveries_key WHERE b.consumer_id = d.consumer_id AND b.key = d.key "
+      "AND b.event_seq < d.event_seq AND " +
+      std::string(kBlocking) + ")) ORDER BY d.next_attempt_at LIMIT ?4");
 }
 
 // An outside consumer marks a batch's delivered fresh events seen this many to a statement: one
@@ -95,7 +97,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       read_cursor_(db, "SELECT cursor FROM sluice_consumers WHERE id = ?"),
       update_cursor_(db, "UPDATE sluice_consumers SET cursor = ?2 WHERE id = ?1"),
       claims_of_consumer_(db,
-                          "SELECT id, owner, from_seq, to_seq FROM sluice_claims "
+                          "SELECT id, owner, from_seq, to_seq, lease_until FROM sluice_claims "
                           "WHERE consumer_id = ? AND owner <> ?"),
       insert_claim_(db,
                     "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, "
@@ -115,7 +117,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                                     "ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND "
                                     "d.claim_id = ?2 AND d.state = 'claimed' ORDER BY e.seq")),
       due_rows_(db, due_query("sluice_deliveries_due", "")),
-      due_suspects_(db, due_query("sluice_deliveries_suspect", "d.suspect = 1 AND ")),
+      due_suspects_(db, due_query("sluice_deliveries_suspect", "d.suspect > 0 AND ")),
       mark_claimed_(db,
                     "UPDATE sluice_deliveries SET state = 'claimed', attempts = attempts + 1, "
                     "claim_id = ?3 WHERE consumer_id = ?1 AND event_seq = ?2"),
@@ -241,7 +243,7 @@ bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
   // Every statement is rewound after its step: one left stepping keeps its read snapshot, and
   // BEGIN IMMEDIATE on a stale snapshot fails with SQLITE_BUSY at once instead of waiting.
   bool live_ones = false;
-  if (foreign_claims(spec, live_ones)) return true;
+  if (foreign_claims(spec, now, live_ones)) return true;
   // One claim at a time per ordered consumer: while a live worker holds one, it delivers.
   if (spec.options.ordered && live_ones) return false;
   rewind(newest_seq_);
@@ -258,13 +260,14 @@ bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
   return due;
 }
 
-bool Deliverer::foreign_claims(const ConsumerSpec& spec, bool& live_ones) {
+bool Deliverer::foreign_claims(const ConsumerSpec& spec, TimePoint now, bool& live_ones) {
   bool abandoned = false;
   rewind(claims_of_consumer_);
   claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
   claims_of_consumer_.bindNoCopy(2, identity_.owner());
   while (!abandoned && claims_of_consumer_.executeStep()) {
-    if (owner_alive(claims_of_consumer_.getColumn(1).getString())) {
+    const TimePoint lease_until(Duration(claims_of_consumer_.getColumn(4).getInt64()));
+    if (!claim_abandoned(claims_of_consumer_.getColumn(1).getString(), lease_until, now)) {
       live_ones = true;
     } else {
       abandoned = true;
@@ -319,7 +322,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
   claims_of_consumer_.bindNoCopy(2, identity_.owner());
   while (claims_of_consumer_.executeStep()) {
     std::string owner = claims_of_consumer_.getColumn(1).getString();
-    if (owner_alive(owner)) continue;
+    const TimePoint lease_until(Duration(claims_of_consumer_.getColumn(4).getInt64()));
+    if (!claim_abandoned(owner, lease_until, now)) continue;
     abandoned.push_back({claims_of_consumer_.getColumn(0).getInt64(), std::move(owner),
                          claims_of_consumer_.getColumn(2).getInt64(),
                          claims_of_consumer_.getColumn(3).getInt64()});
@@ -342,9 +346,20 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
       victims.emplace_back(read_event(claimed_rows_),
                            claimed_rows_.getColumn(kEventColumnCount).getInt());
     }
+    const long long dead_before = result.dead_lettered;
     for (const auto& [event, attempt] : victims)
-      record_crash(spec, event, attempt, error, now, result);
+      record_crash(spec, event, attempt, victims.size(), error, now, result);
     drop_claim(claim.id);
+    if (victims.empty()) continue;
+    // One line per claim: a relay killed with thousands of events claimed logged a line each.
+    const long long dead = result.dead_lettered - dead_before;
+    log_to(options_, dead > 0 ? LogLevel::kError : LogLevel::kWarn, "crash recovered",
+           {{"consumer", spec.name},
+            {"events", std::to_string(victims.size())},
+            {"dead_lettered", std::to_string(dead)},
+            {"first_event_id", victims.front().first.id},
+            {"last_event_id", victims.back().first.id},
+            {"error", error}});
   }
 }
 
@@ -404,9 +419,9 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
   insert_claim_.exec();
   claim.id = db_.getLastInsertRowid();
 
-  // Events whose batch crashed are retried one at a time, so a poison event cannot take
-  // innocent ones down with it again.
-  claim_due(spec, now, claim.id, true, 1, claim.items);
+  // Events whose batch crashed are retried in ever smaller groups, apart from other work, so a
+  // poison event cannot take innocent ones down with it again and again.
+  claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
   if (claim.items.empty()) {
     refresh_topic_filter(spec);
     claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
@@ -521,7 +536,19 @@ void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_
   const std::size_t first = items.size();
   bind_due(due, spec, now, limit);
   std::vector<std::size_t> backfilled;
-  while (due.executeStep()) {
+  // Crash suspects are claimed in the group size their crash gave them (see record_crash): as
+  // many as the first due one's, of those with the same size.
+  int group = 0;
+  while (items.size() - first < static_cast<std::size_t>(limit) && due.executeStep()) {
+    if (suspects_only) {
+      const int size = due.getColumn(kEventColumnCount + 2).getInt();
+      if (group == 0) {
+        group = size;
+        limit = std::min(limit, size);
+      } else if (size != group) {
+        continue;
+      }
+    }
     const int attempts = due.getColumn(kEventColumnCount).getInt();
     if (due.getColumn(kEventColumnCount + 1).getString() == "backfilled") {
       backfilled.push_back(items.size());
@@ -902,7 +929,7 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
   const Event& event = item.event;
   if (outcome.kind == Outcome::Kind::kSnooze) {
     write_delivery(spec.id, event, "pending", item.attempt - 1, add_saturating(now, outcome.delay),
-                   false, "snoozed", {}, std::nullopt, now);
+                   0, "snoozed", {}, std::nullopt, now);
     ++result.snoozed;
     return;
   }
@@ -915,31 +942,38 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
   }
   if (reason != nullptr) {
     SLUICE_CRASH_POINT("during-dead-letter");
-    write_delivery(spec.id, event, "dead", item.attempt, now, false, reason, error, now, now);
+    write_delivery(spec.id, event, "dead", item.attempt, now, 0, reason, error, now, now);
     ++result.dead_lettered;
     log(LogLevel::kError, "dead-lettered", spec, event, item.attempt, error, now);
     return;
   }
   SLUICE_CRASH_POINT("during-backoff");
   const TimePoint next = add_saturating(now, spec.retry.backoff(item.attempt, event.seq));
-  write_delivery(spec.id, event, "pending", item.attempt, next, false, "retry", error, now, now);
+  write_delivery(spec.id, event, "pending", item.attempt, next, 0, "retry", error, now, now);
   ++result.retried;
   log(LogLevel::kWarn, "retry scheduled", spec, event, item.attempt, error, now);
 }
 
 void Deliverer::record_crash(ConsumerSpec& spec, const Event& event, int attempt,
-                             const std::string& error, TimePoint now, StepResult& result) {
-  if (attempt >= spec.retry.max_attempts) {
-    write_delivery(spec.id, event, "dead", attempt, now, false, "crashed", error, now, now);
+                             std::size_t company, const std::string& error, TimePoint now,
+                             StepResult& result) {
+  // Only an event that crashed alone is known to be the one that crashed the process.
+  if (attempt >= spec.retry.max_attempts && company == 1) {
+    write_delivery(spec.id, event, "dead", attempt, now, 0, "crashed", error, now, now);
     ++result.dead_lettered;
-    log(LogLevel::kError, "dead-lettered after crash", spec, event, attempt, error, now);
     return;
   }
+  // The suspects of a claim are retried in halves until the crashing one is alone, so a poison
+  // among n costs O(log n) crashes rather than n transactions. An event's last attempt is made
+  // alone, so that it is not dead-lettered for a neighbour's crash; one that crashed in company
+  // at its last attempt gets one more, alone.
+  const int group = attempt + 1 >= spec.retry.max_attempts
+                        ? 1
+                        : static_cast<int>(std::min<std::size_t>((company + 1) / 2, INT_MAX));
   write_delivery(spec.id, event, "pending", attempt,
-                 add_saturating(now, spec.retry.backoff(attempt, event.seq)), true, "crashed",
+                 add_saturating(now, spec.retry.backoff(attempt, event.seq)), group, "crashed",
                  error, now, now);
   ++result.retried;
-  log(LogLevel::kWarn, "crash recovered", spec, event, attempt, error, now);
 }
 
 void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason) {
@@ -947,13 +981,13 @@ void Deliverer::hold_back(ConsumerSpec& spec, const ClaimedItem& item, const cha
   // after the clock is set back, until the clock regained that reading. Never before its own
   // not-before time, though, which may be ahead again after such a step.
   write_delivery(spec.id, item.event, "pending", item.attempt - 1,
-                 item.event.not_before.value_or(schema::kDueAtOnce), false, reason, {},
-                 std::nullopt, schema::kDueAtOnce);
+                 item.event.not_before.value_or(schema::kDueAtOnce), 0, reason, {}, std::nullopt,
+                 schema::kDueAtOnce);
 }
 
 void Deliverer::hold_until(ConsumerSpec& spec, const ClaimedItem& item, TimePoint not_before) {
   // Not a backoff: a not-before time is absolute, so it is never re-anchored (scheduled at 0).
-  write_delivery(spec.id, item.event, "pending", item.attempt - 1, not_before, false, "delayed", {},
+  write_delivery(spec.id, item.event, "pending", item.attempt - 1, not_before, 0, "delayed", {},
                  std::nullopt, TimePoint{});
 }
 
@@ -1020,7 +1054,7 @@ bool Deliverer::seen(std::int64_t consumer_id, const std::string& event_id) {
 }
 
 void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, const char* state,
-                               int attempts, TimePoint next_attempt_at, bool suspect,
+                               int attempts, TimePoint next_attempt_at, int suspect,
                                const char* reason, const std::string& error,
                                std::optional<TimePoint> failed_at, TimePoint scheduled_at) {
   SQLite::Statement& s = write_delivery_;
@@ -1032,7 +1066,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   s.bind(5, attempts);
   s.bind(6, static_cast<int64_t>(to_millis(next_attempt_at)));
   s.bind(7);  // claim_id: rows are claimed only by mark_claimed_
-  s.bind(8, suspect ? 1 : 0);
+  s.bind(8, suspect);
   s.bindNoCopy(9, reason);
   bind_text_or_null(s, 10, error);
   if (failed_at) {

@@ -96,13 +96,16 @@ class Deliverer {
   // The earliest time after now at which a pending delivery of `spec` falls due.
   std::optional<TimePoint> next_due(const ConsumerSpec& spec);
 
+  // The owner recorded on this deliverer's claims (see process_identity.hpp).
+  const std::string& owner() const { return identity_.owner(); }
+
  private:
   // Whether a step would deliver, claim, recover or move anything, asked without a write
   // transaction: an idle worker must not write (an edge device's battery and flash).
   bool has_work(ConsumerSpec& spec, TimePoint now);
-  // Whether a claim of another worker of `spec` is held by one that is gone; with `live_ones`,
-  // whether any is held by a live one.
-  bool foreign_claims(const ConsumerSpec& spec, bool& live_ones);
+  // Whether a claim of another worker of `spec` may be taken over at `now` (see
+  // claim_abandoned); with `live_ones`, whether any may not.
+  bool foreign_claims(const ConsumerSpec& spec, TimePoint now, bool& live_ones);
   // Binds the due-row query's parameters for `spec`.
   void bind_due(SQLite::Statement& due, ConsumerSpec& spec, TimePoint now, int limit);
   // Refreshes spec.handled_topics against the consumer's subscriptions in the file.
@@ -181,8 +184,9 @@ class Deliverer {
   // the item's key as failed, for the rest of the claim.
   void record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                       TimePoint now, StepResult& result);
-  void record_crash(ConsumerSpec& spec, const Event& event, int attempt, const std::string& error,
-                    TimePoint now, StepResult& result);
+  // Records that the claim holding the event died with it, among `company` events in all.
+  void record_crash(ConsumerSpec& spec, const Event& event, int attempt, std::size_t company,
+                    const std::string& error, TimePoint now, StepResult& result);
   // Leaves an item pending without spending its attempt: "blocked" behind its key, "unhandled"
   // here, or "released" on stop.
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason);
@@ -198,9 +202,10 @@ class Deliverer {
                        TimePoint now, StepResult& result);
   bool seen(std::int64_t consumer_id, const std::string& event_id);
   // Upserts the (event, consumer) row; a failure (`failed_at` set) is added to its history.
-  // `scheduled_at` is when a backoff started (see schema.cpp).
+  // `scheduled_at` is when a backoff started, `suspect` the size of the crash suspects' group it
+  // is claimed in, 0 if none (see schema.cpp).
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
-                      TimePoint next_attempt_at, bool suspect, const char* reason,
+                      TimePoint next_attempt_at, int suspect, const char* reason,
                       const std::string& error, std::optional<TimePoint> failed_at,
                       TimePoint scheduled_at);
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,

@@ -144,8 +144,18 @@ ALTER TABLE sluice_deliveries ADD COLUMN history TEXT;  -- failures and crashes 
 ALTER TABLE sluice_attempts ADD COLUMN earlier TEXT;    -- the settled row's history
 )sql";
 
+// A claim that crashed had its events retried one at a time (suspect = 1): after a relay was
+// killed with 7,712 events claimed, one transaction each. Now `suspect` is the size of the group
+// a suspect is claimed in, halved at each crash until the crashing event is alone, and the index
+// takes every group size.
+static const char* const kVersion4 = R"sql(
+DROP INDEX sluice_deliveries_suspect;
+CREATE INDEX sluice_deliveries_suspect ON sluice_deliveries (consumer_id, next_attempt_at)
+  WHERE suspect > 0 AND state = 'pending';
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3};
+  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4};
   return all;
 }
 

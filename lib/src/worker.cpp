@@ -11,6 +11,7 @@
 #include "consumer_registry.hpp"
 #include "data_version.hpp"
 #include "deliverer.hpp"
+#include "lease_keeper.hpp"
 #include "lock_sharing.hpp"
 #include "log_to.hpp"
 #include "saturating_time.hpp"
@@ -59,10 +60,13 @@ struct Worker::Impl {
     }
     deliverer =
         guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
+    const char* file = sqlite3_db_filename(db->getHandle(), "main");
+    const bool on_file = file != nullptr && *file != '\0';
+    // A file no other connection can open (":memory:") has nobody to keep claims from.
+    if (on_file) lease_keeper = std::make_unique<LeaseKeeper>(file, deliverer->owner(), options);
     signal = CommitSignal::of(*db);
     data_version.emplace(*db);
-    const char* file = sqlite3_db_filename(db->getHandle(), "main");
-    lock_sharing.emplace(*data_version, file != nullptr && *file != '\0');
+    lock_sharing.emplace(*data_version, on_file);
   }
 
   Consumer& consumer_for(const std::string& name, const std::string& topic,
@@ -109,6 +113,7 @@ struct Worker::Impl {
       totals.retried += step.retried + step.snoozed;
       totals.dead_lettered += step.dead_lettered;
     }
+    if (lease_keeper) lease_keeper->hold(holds_claims());
     return progressed;
   }
 
@@ -187,6 +192,7 @@ struct Worker::Impl {
         log_error("worker could not release its claim on stop", e);
       }
     }
+    if (lease_keeper) lease_keeper->hold(holds_claims());
   }
 
   Options options;
@@ -195,6 +201,7 @@ struct Worker::Impl {
   SQLite::Database* db = nullptr;
   std::vector<Consumer> consumers;
   std::unique_ptr<Deliverer> deliverer;
+  std::unique_ptr<LeaseKeeper> lease_keeper;  // null for a file only this process can see
   std::optional<DataVersion> data_version;
   std::optional<LockSharing> lock_sharing;
   CommitSignal* signal = nullptr;

@@ -38,8 +38,11 @@ struct Options {
   // A delivery transaction ends once it has held the write lock this long, so the app's own
   // writes never wait long.
   Duration batch_time_budget = std::chrono::milliseconds(50);
-  // How long a claim is expected to take; a claim past its lease is reported by `check`.
-  // A claim is taken over only when the process that made it is gone.
+  // A claim's lease, which its live worker renews every claim_lease / 3 while it holds claims.
+  // A claim is taken over only when the worker that made it is gone: at once when this process
+  // can tell (same boot and PID namespace, /proc readable), else once the lease has run out, so
+  // within claim_lease (plus 10 poll intervals) of the worker's death. `check` reports claims
+  // past their lease. Keep it well above any step the wall clock may take.
   Duration claim_lease = std::chrono::seconds(30);
   // Retry policy of consumers that do not set their own.
   RetryPolicy retry;

@@ -23,7 +23,8 @@ struct DrainResult {
 
 // start(), stop() and the destructor are thread-safe; subscribe() and run_until_idle() must not
 // run concurrently with a started worker. The worker's connection is used only by the worker's
-// own thread (or by the caller's thread in run_until_idle()).
+// own thread (or by the caller's thread in run_until_idle()). While it holds claims in a file,
+// one more thread renews their lease on a connection of its own (see Options::claim_lease).
 class Worker {
  public:
   // Opens its own connection to `path` (created and migrated if needed).
