@@ -11,6 +11,7 @@
 #include "consumer_registry.hpp"
 #include "data_version.hpp"
 #include "deliverer.hpp"
+#include "file_watch.hpp"
 #include "lease_keeper.hpp"
 #include "lock_sharing.hpp"
 #include "log_to.hpp"
@@ -34,6 +35,13 @@ constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 // announces: a worker that died holding a claim, a clock stepped forward). Looking costs about
 // ten statements per consumer; reading data_version, one.
 constexpr int kIdleChecksEvery = 10;
+
+// A file-watch event may arrive before the commit that caused it is visible (the WAL is written
+// before the commit is published in the shared-memory index; a writer preempted in between
+// publishes later) or come from this worker's own commits and checkpoints. When neither
+// data_version nor the commit signal changed, the worker looks again after 1, 2, 4 ... ms, this
+// long in all, before it sleeps until the next event.
+constexpr auto kPublishPatience = std::chrono::milliseconds(127);
 
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
   return a.mode == b.mode && a.ordered == b.ordered && a.start_from == b.start_from &&
@@ -63,7 +71,10 @@ struct Worker::Impl {
     const char* file = sqlite3_db_filename(db->getHandle(), "main");
     const bool on_file = file != nullptr && *file != '\0';
     // A file no other connection can open (":memory:") has nobody to keep claims from.
-    if (on_file) lease_keeper = std::make_unique<LeaseKeeper>(file, deliverer->owner(), options);
+    if (on_file) {
+      lease_keeper = std::make_unique<LeaseKeeper>(file, deliverer->owner(), options);
+      file_watch = std::make_unique<FileWatch>(file);
+    }
     signal = CommitSignal::of(*db);
     data_version.emplace(*db);
     lock_sharing.emplace(*data_version, on_file);
@@ -135,6 +146,47 @@ struct Worker::Impl {
     return timeout;
   }
 
+  bool watching() const { return file_watch && file_watch->available(); }
+
+  bool committed_since(std::uint64_t seen_generation, long long version_before) {
+    return (signal && signal->generation() != seen_generation) ||
+           data_version->read() != version_before;
+  }
+
+  // Sleeps until the kernel reports the file changed (then checks that a commit is visible), or
+  // for `left`. Returns whether something committed; any commit writes the WAL, so in-process
+  // commits wake it too.
+  bool woken_by_file(std::uint64_t seen_generation, long long version_before,
+                     std::chrono::steady_clock::duration left) {
+    if (!file_watch->wait(left)) return false;
+    auto pause = std::chrono::milliseconds(1);
+    for (auto waited = pause * 0; waited < kPublishPatience && !stop_requested.load();
+         waited += pause, pause *= 2) {
+      if (committed_since(seen_generation, version_before)) return true;
+      if (signal) {
+        signal->wait(seen_generation, pause);
+      } else {
+        std::unique_lock lock(wake_mutex);
+        wake.wait_for(lock, pause, [&] { return stop_requested.load(); });
+      }
+    }
+    return committed_since(seen_generation, version_before);
+  }
+
+  // Without a file watch: waits on the commit signal, reading data_version every poll interval.
+  bool woken_by_poll(std::uint64_t seen_generation, long long version_before,
+                     std::chrono::steady_clock::duration left) {
+    const auto slice = std::min<std::chrono::steady_clock::duration>(left, options.poll_interval);
+    if (signal) {
+      signal->wait(seen_generation, slice);
+      if (signal->generation() != seen_generation) return true;
+    } else {
+      std::unique_lock lock(wake_mutex);
+      wake.wait_for(lock, slice, [&] { return stop_requested.load(); });
+    }
+    return data_version->read() != version_before;
+  }
+
   void log_error(const char* message, const std::exception& e) {
     log_to(options, LogLevel::kError, message, {{"error", e.what()}});
   }
@@ -154,16 +206,12 @@ struct Worker::Impl {
         // a retry falling due, or stop().
         const auto deadline = std::chrono::steady_clock::now() + idle_timeout();
         while (!stop_requested.load() && std::chrono::steady_clock::now() < deadline) {
-          const auto slice = std::min<std::chrono::steady_clock::duration>(
-              deadline - std::chrono::steady_clock::now(), options.poll_interval);
-          if (signal) {
-            signal->wait(seen_generation, slice);
-            if (signal->generation() != seen_generation) break;
-          } else {
-            std::unique_lock lock(wake_mutex);
-            wake.wait_for(lock, slice, [&] { return stop_requested.load(); });
+          const auto left = deadline - std::chrono::steady_clock::now();
+          if (watching()) {
+            if (woken_by_file(seen_generation, version_before, left)) break;
+          } else if (woken_by_poll(seen_generation, version_before, left)) {
+            break;
           }
-          if (data_version->read() != version_before) break;
         }
         storage_backoff = kFirstStorageBackoff;
       } catch (const std::exception& e) {
@@ -202,6 +250,7 @@ struct Worker::Impl {
   std::vector<Consumer> consumers;
   std::unique_ptr<Deliverer> deliverer;
   std::unique_ptr<LeaseKeeper> lease_keeper;  // null for a file only this process can see
+  std::unique_ptr<FileWatch> file_watch;      // null for an in-memory database
   std::optional<DataVersion> data_version;
   std::optional<LockSharing> lock_sharing;
   CommitSignal* signal = nullptr;
@@ -266,6 +315,7 @@ void Worker::stop() {
   if (!impl_->running.load()) return;
   impl_->stop_requested = true;
   if (impl_->signal) impl_->signal->raise();
+  if (impl_->file_watch) impl_->file_watch->interrupt();
   impl_->wake.notify_all();
   impl_->thread.join();
   impl_->running = false;

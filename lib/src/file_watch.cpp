@@ -1,0 +1,119 @@
+#include "file_watch.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#ifdef __linux__
+#include <linux/magic.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#endif
+
+namespace sluice {
+
+#ifdef __linux__
+namespace {
+
+// Filesystems whose writes by another machine (or through another mount) raise no inotify event.
+bool remote_filesystem(const std::string& directory) {
+  struct statfs info {};
+  if (statfs(directory.c_str(), &info) != 0) return true;
+  constexpr long kCifs = 0xFF534D42;
+  constexpr long kSmb2 = 0xFE534D42;
+  constexpr long kFuse = 0x65735546;
+  constexpr long kNinePee = 0x01021997;
+  constexpr long kCeph = 0x00C36400;
+  const long type = static_cast<long>(info.f_type);
+  return type == NFS_SUPER_MAGIC || type == SMB_SUPER_MAGIC || type == kCifs || type == kSmb2 ||
+         type == kFuse || type == kNinePee || type == kCeph;
+}
+
+// What changes a database or its WAL: a write or truncation, a file appearing or going away
+// under the name. The directory's own removal or move ends the watch.
+constexpr std::uint32_t kEvents = IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+
+}  // namespace
+
+FileWatch::FileWatch(const std::string& database_path) {
+  const std::filesystem::path path = std::filesystem::absolute(database_path);
+  file_name_ = path.filename().string();
+  wal_name_ = file_name_ + "-wal";
+  const std::string directory = path.parent_path().string();
+  if (file_name_.empty() || remote_filesystem(directory)) return;
+  inotify_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  interrupt_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (inotify_ < 0 || interrupt_ < 0) return;
+  watch_ = inotify_add_watch(inotify_, directory.c_str(), kEvents);
+}
+
+FileWatch::~FileWatch() {
+  if (inotify_ >= 0) close(inotify_);
+  if (interrupt_ >= 0) close(interrupt_);
+}
+
+bool FileWatch::read_events() {
+  alignas(inotify_event) char buffer[16 * (sizeof(inotify_event) + NAME_MAX + 1)];
+  bool changed = false;
+  for (;;) {
+    const ssize_t length = read(inotify_, buffer, sizeof buffer);
+    if (length <= 0) return changed;  // EAGAIN: nothing more queued
+    for (ssize_t at = 0; at < length;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      if ((event->mask & IN_Q_OVERFLOW) != 0) {
+        changed = true;  // events were lost: any of them may have been a commit
+      } else if ((event->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) != 0) {
+        watch_ = -1;  // the directory is gone or moved: the caller polls from now on
+        changed = true;
+      } else if (event->len > 0 && (wal_name_ == event->name || file_name_ == event->name)) {
+        changed = true;
+      }
+    }
+  }
+}
+
+bool FileWatch::wait(std::chrono::steady_clock::duration timeout) {
+  if (!available()) return false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (read_events()) return true;
+    if (!available()) return false;
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fds[2] = {{inotify_, POLLIN, 0}, {interrupt_, POLLIN, 0}};
+    const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), INT_MAX)));
+    if (ready < 0 && errno != EINTR) return false;
+    if ((fds[1].revents & POLLIN) != 0) {
+      std::uint64_t count = 0;
+      (void)read(interrupt_, &count, sizeof count);
+      return false;
+    }
+  }
+}
+
+void FileWatch::interrupt() {
+  if (interrupt_ < 0) return;
+  const std::uint64_t one = 1;
+  (void)write(interrupt_, &one, sizeof one);
+}
+
+#else
+
+FileWatch::FileWatch(const std::string&) {}
+FileWatch::~FileWatch() = default;
+bool FileWatch::read_events() { return false; }
+bool FileWatch::wait(std::chrono::steady_clock::duration) { return false; }
+void FileWatch::interrupt() {}
+
+#endif
+
+}  // namespace sluice

@@ -1,0 +1,55 @@
+// Learns from the kernel that a database file may have changed, so that an idle reader can sleep
+// until then instead of polling.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace sluice {
+
+// On Linux, an inotify watch on the database's directory: it sees the `-wal` file written,
+// truncated (a checkpoint), created, deleted or replaced, and the database file itself written or
+// replaced. Watching the directory rather than the files keeps the watch valid when a file is
+// replaced or the WAL is deleted and re-created.
+//
+// Not available (available() is false) on another OS, on a network filesystem (where another
+// machine's writes raise no event), when the inotify instance or watch limit is reached or the
+// directory cannot be watched: the caller must then poll. An event is a hint, never a promise
+// that a commit is visible yet (the WAL is written before the commit is published in the shared
+// memory index), and an overflowed event queue counts as a change: callers check and keep a slow
+// poll as a safety net.
+//
+// Thread-safe only for interrupt(); everything else is used by one thread.
+class FileWatch {
+ public:
+  explicit FileWatch(const std::string& database_path);
+  ~FileWatch();
+  FileWatch(const FileWatch&) = delete;
+  FileWatch& operator=(const FileWatch&) = delete;
+
+  // Whether changes are reported. Becomes false if the directory itself goes away or is moved.
+  bool available() const { return watch_ >= 0; }
+
+  // Waits until the file may have changed (true), or `timeout` passes or interrupt() is called
+  // (false). Consumes every event queued so far. Returns false at once if not available().
+  bool wait(std::chrono::steady_clock::duration timeout);
+
+  // Discards the events queued so far without waiting.
+  void drain() { (void)wait(std::chrono::steady_clock::duration::zero()); }
+
+  // Ends the current or next wait() early. Thread-safe.
+  void interrupt();
+
+ private:
+  // Reads every queued event; true if one concerns the database or its WAL (or the queue
+  // overflowed).
+  bool read_events();
+
+  std::string file_name_;  // the database's name within its directory
+  std::string wal_name_;
+  int inotify_ = -1;
+  int watch_ = -1;
+  int interrupt_ = -1;  // an eventfd
+};
+
+}  // namespace sluice
