@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "commit_wait.hpp"
 #include "event_views.hpp"
 #include "format.hpp"
 #include "interrupt.hpp"
@@ -15,11 +16,6 @@ namespace sluice::cli {
 namespace {
 
 constexpr int kPageSize = 500;
-
-// Changes whenever another connection commits to the file.
-std::int64_t data_version(SQLite::Database& db) {
-  return db.execAndGet("PRAGMA data_version").getInt64();
-}
 
 void print_line(const Event& event, bool json) {
   if (json) return print_json_line(std::cout, event_json(event));
@@ -48,7 +44,7 @@ void add_tail_command(CLI::App& app, std::shared_ptr<Session> session) {
     filter.topic = args->topic;
     filter.limit = kPageSize;
     filter.after_seq = newest_event_seq(db);
-    std::int64_t version = data_version(db);
+    CommitWait commits(db, session->options().poll_interval);
     std::cerr << "following " << session->db_path << " after seq " << filter.after_seq
               << " (Ctrl-C to stop)" << std::endl;
     while (!interrupt.interrupted()) {
@@ -58,12 +54,7 @@ void add_tail_command(CLI::App& app, std::shared_ptr<Session> session) {
         for (const Event& event : page) print_line(event, args->json);
         if (!page.empty()) filter.after_seq = page.back().seq;
       } while (page.size() == static_cast<std::size_t>(kPageSize));
-      while (!interrupt.wait_for(session->options().poll_interval)) {
-        const std::int64_t now_version = data_version(db);
-        if (now_version != version) {
-          version = now_version;
-          break;
-        }
+      while (!interrupt.interrupted() && !commits.wait_for(interrupt, std::chrono::hours(1))) {
       }
     }
   });

@@ -91,7 +91,7 @@ bool FileWatch::wait(std::chrono::steady_clock::duration timeout) {
     if (left.count() <= 0) return false;
     pollfd fds[2] = {{inotify_, POLLIN, 0}, {interrupt_, POLLIN, 0}};
     const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), INT_MAX)));
-    if (ready < 0 && errno != EINTR) return false;
+    if (ready < 0) return false;  // a signal (the CLI's Ctrl-C) ends the wait too
     if ((fds[1].revents & POLLIN) != 0) {
       std::uint64_t count = 0;
       (void)read(interrupt_, &count, sizeof count);

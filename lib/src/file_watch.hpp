@@ -30,8 +30,9 @@ class FileWatch {
   // Whether changes are reported. Becomes false if the directory itself goes away or is moved.
   bool available() const { return watch_ >= 0; }
 
-  // Waits until the file may have changed (true), or `timeout` passes or interrupt() is called
-  // (false). Consumes every event queued so far. Returns false at once if not available().
+  // Waits until the file may have changed (true), or `timeout` passes, interrupt() is called or
+  // a signal arrives (false). Consumes every event queued so far. Returns false at once if not
+  // available().
   bool wait(std::chrono::steady_clock::duration timeout);
 
   // Discards the events queued so far without waiting.
