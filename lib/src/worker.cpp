@@ -39,8 +39,8 @@ constexpr int kIdleChecksEvery = 10;
 // A file-watch event may arrive before the commit that caused it is visible (the WAL is written
 // before the commit is published in the shared-memory index; a writer preempted in between
 // publishes later) or come from this worker's own commits and checkpoints. When neither
-// data_version nor the commit signal changed, the worker looks again after 1, 2, 4 ... ms, this
-// long in all, before it sleeps until the next event.
+// data_version nor the commit signal changed, the worker looks again after 1, 2, 4 ... ms (at once
+// on a newer event), this long in all after the last event, before it sleeps until the next one.
 constexpr auto kPublishPatience = std::chrono::milliseconds(127);
 
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
@@ -160,14 +160,16 @@ struct Worker::Impl {
                      std::chrono::steady_clock::duration left) {
     if (!file_watch->wait(left)) return false;
     auto pause = std::chrono::milliseconds(1);
-    for (auto waited = pause * 0; waited < kPublishPatience && !stop_requested.load();
-         waited += pause, pause *= 2) {
+    auto waited = pause * 0;
+    while (waited < kPublishPatience && !stop_requested.load()) {
       if (committed_since(seen_generation, version_before)) return true;
-      if (signal) {
-        signal->wait(seen_generation, pause);
+      if (file_watch->wait(pause)) {
+        // A newer event: its commit may be the one, published soon.
+        pause = std::chrono::milliseconds(1);
+        waited = pause * 0;
       } else {
-        std::unique_lock lock(wake_mutex);
-        wake.wait_for(lock, pause, [&] { return stop_requested.load(); });
+        waited += pause;
+        pause *= 2;
       }
     }
     return committed_since(seen_generation, version_before);
