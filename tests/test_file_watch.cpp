@@ -30,6 +30,18 @@ void append(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::app) << bytes;
 }
 
+std::string created(const std::string& path) {
+  append(path, "x");
+  return path;
+}
+
+// A database file of a few bytes in a directory of its own, and a watch on it.
+struct WatchedFile {
+  TempDir dir;
+  const std::string db = created(dir.file("app.db"));
+  FileWatch watch{db};
+};
+
 // A second process that runs `act` once the test writes to its pipe. Forked before the test
 // opens the file or starts a thread, so the child shares neither SQLite's state nor a lock.
 class OtherProcess {
@@ -125,11 +137,8 @@ void check_other_process_wakes_worker(const std::function<void(const std::string
 
 }  // namespace
 
-TEST_CASE("a file watch reports writes to the database and its WAL, not to other files") {
-  TempDir dir;
-  const std::string db = dir.file("app.db");
-  append(db, "x");
-  FileWatch watch(db);
+TEST_CASE_FIXTURE(WatchedFile,
+                  "a file watch reports writes to the database and its WAL, not to other files") {
   REQUIRE(watch.available());
   CHECK_FALSE(watch.wait(kNoWait));
   append(dir.file("other.db-wal"), "x");
@@ -150,34 +159,26 @@ TEST_CASE("a file watch reports the WAL truncated by a checkpoint, deleted and r
   db.exec("INSERT INTO t VALUES (1)");
   FileWatch watch(path);
   REQUIRE(watch.available());
-  watch.drain();
+  (void)watch.wait(kNoWait);  // what came before
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   CHECK(watch.wait(kNoWait));
   std::filesystem::copy_file(path + "-wal", dir.file("saved-wal"));
-  watch.drain();
+  (void)watch.wait(kNoWait);  // what came before
   std::filesystem::remove(path + "-wal");
   CHECK(watch.wait(kNoWait));
   std::filesystem::copy_file(dir.file("saved-wal"), path + "-wal");
   CHECK(watch.wait(kNoWait));
 }
 
-TEST_CASE("a file watch reports the database replaced by a rename") {
-  TempDir dir;
-  const std::string db = dir.file("app.db");
-  append(db, "old");
-  FileWatch watch(db);
+TEST_CASE_FIXTURE(WatchedFile, "a file watch reports the database replaced by a rename") {
   REQUIRE(watch.available());
   append(dir.file("app.db.new"), "new");
-  watch.drain();
+  (void)watch.wait(kNoWait);  // what came before
   std::filesystem::rename(dir.file("app.db.new"), db);
   CHECK(watch.wait(kNoWait));
 }
 
-TEST_CASE("a file watch whose event queue overflowed reports a change") {
-  TempDir dir;
-  const std::string db = dir.file("app.db");
-  append(db, "x");
-  FileWatch watch(db);
+TEST_CASE_FIXTURE(WatchedFile, "a file watch whose event queue overflowed reports a change") {
   REQUIRE(watch.available());
   // Writes to two other files in turn: no two events in a row are alike, so none merge, and
   // more are queued than the kernel keeps (/proc/sys/fs/inotify/max_queued_events).

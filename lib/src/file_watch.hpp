@@ -35,9 +35,6 @@ class FileWatch {
   // available().
   bool wait(std::chrono::steady_clock::duration timeout);
 
-  // Discards the events queued so far without waiting.
-  void drain() { (void)wait(std::chrono::steady_clock::duration::zero()); }
-
   // Ends the current or next wait() early. Thread-safe.
   void interrupt();
 
