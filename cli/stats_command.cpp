@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "commit_wait.hpp"
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
@@ -94,8 +95,19 @@ Duration parse_interval(const std::string& text) {
   return interval;
 }
 
+// Waits for the next redraw: `interval` after the last one, or sooner once another connection
+// commits (as `tail` and a started worker wake), but not sooner than 100 ms, the shortest
+// interval, so that a busy file is not redrawn at every commit. False once interrupted.
+bool wait_for_redraw(InterruptWatch& interrupt, CommitWait& commits, Duration interval) {
+  constexpr std::chrono::milliseconds kQuickest{100};
+  if (interrupt.wait_for(kQuickest)) return false;
+  commits.wait_for(interrupt, std::chrono::ceil<std::chrono::milliseconds>(interval) - kQuickest);
+  return !interrupt.interrupted();
+}
+
 void watch(SQLite::Database& db, const Session& session, bool json, Duration interval) {
   InterruptWatch interrupt;
+  CommitWait commits(db, session.options().poll_interval);
   const Style style = session.style();
   const bool redraw_in_place = is_terminal(1);
   Trends trends;
@@ -119,7 +131,7 @@ void watch(SQLite::Database& db, const Session& session, bool json, Duration int
     print_positions(ingest_positions(db), style);
     if (!redraw_in_place) std::cout << '\n';
     std::cout << std::flush;
-  } while (!interrupt.wait_for(interval));
+  } while (wait_for_redraw(interrupt, commits, interval));
 }
 
 }  // namespace
@@ -141,7 +153,10 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
       "# redraw every 2 s with a backlog sparkline");
   command->add_flag("--json", args->json,
                     "Print {generated_at, consumers: [...]}; with --watch one line per sample");
-  command->add_option("--watch", args->watch, "Redraw every SECONDS (or a duration) until Ctrl-C")
+  command
+      ->add_option(
+          "--watch", args->watch,
+          "Redraw every SECONDS (or a duration), and as soon as something commits, until Ctrl-C")
       ->type_name("SECONDS");
   command->callback([session, args]() {
     const Duration interval = args->watch.empty() ? Duration(0) : parse_interval(args->watch);

@@ -218,6 +218,18 @@ TEST_CASE("stats --watch samples until interrupted") {
   CHECK(f.sluice({"stats", "--watch", "0"}).exit_code == 2);
 }
 
+TEST_CASE("stats --watch redraws as soon as another process commits, before its interval") {
+  CliFixture f;
+  f.init();
+  ChildProcess watch({cli_path(), "--db", f.db_path, "stats", "--watch", "1h", "--json"},
+                     CliFixture::clean_env({}));
+  REQUIRE(watch.wait_for_lines(ChildProcess::Stream::kOut, 1, seconds(20)));
+  f.enqueue_order(1);
+  CHECK(watch.wait_for_lines(ChildProcess::Stream::kOut, 2, seconds(20)));
+  watch.signal(SIGINT);
+  CHECK(watch.wait(seconds(20)) == 0);
+}
+
 TEST_CASE("tail follows new events as they commit, with a topic filter, until interrupted") {
   CliFixture f;
   f.init();
