@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Column.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -65,10 +66,21 @@ std::uint64_t CommitSignal::generation() const {
   return generation_;
 }
 
+void CommitSignal::add_watch(FileWatch* watch) {
+  std::lock_guard lock(mutex_);
+  watches_.push_back(watch);
+}
+
+void CommitSignal::remove_watch(FileWatch* watch) {
+  std::lock_guard lock(mutex_);
+  watches_.erase(std::remove(watches_.begin(), watches_.end(), watch), watches_.end());
+}
+
 void CommitSignal::raise() {
   {
     std::lock_guard lock(mutex_);
     ++generation_;
+    for (FileWatch* watch : watches_) watch->interrupt();
   }
   changed_.notify_all();
 }

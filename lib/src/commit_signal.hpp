@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
+
+#include "file_watch.hpp"
 
 namespace sluice {
 
@@ -22,6 +25,11 @@ class CommitSignal {
   // hook the app had set. Setting wal_autocheckpoint afterwards removes the hook: set it first.
   static void watch(SQLite::Database& db);
 
+  // Makes every raise() also interrupt `watch` (so that a worker asleep on its file watch wakes
+  // at once for a commit in this process), until remove_watch(watch).
+  void add_watch(FileWatch* watch);
+  void remove_watch(FileWatch* watch);
+
   std::uint64_t generation() const;
   void raise();
   // Waits until the generation differs from `seen` or `timeout` passes.
@@ -31,6 +39,7 @@ class CommitSignal {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::uint64_t generation_ = 0;
+  std::vector<FileWatch*> watches_;
 };
 
 }  // namespace sluice

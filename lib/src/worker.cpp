@@ -76,8 +76,13 @@ struct Worker::Impl {
       file_watch = std::make_unique<FileWatch>(file);
     }
     signal = CommitSignal::of(*db);
+    if (signal && file_watch) signal->add_watch(file_watch.get());
     data_version.emplace(*db);
     lock_sharing.emplace(*data_version, on_file);
+  }
+
+  ~Impl() {
+    if (signal && file_watch) signal->remove_watch(file_watch.get());
   }
 
   Consumer& consumer_for(const std::string& name, const std::string& topic,
@@ -153,12 +158,14 @@ struct Worker::Impl {
            data_version->read() != version_before;
   }
 
-  // Sleeps until the kernel reports the file changed (then checks that a commit is visible), or
-  // for `left`. Returns whether something committed; any commit writes the WAL, so in-process
-  // commits wake it too.
+  // Sleeps until the kernel reports the file changed or a commit in this process signals (then
+  // checks that a commit is visible), or for `left`. Returns whether something committed.
   bool woken_by_file(std::uint64_t seen_generation, long long version_before,
                      std::chrono::steady_clock::duration left) {
-    if (!file_watch->wait(left)) return false;
+    const bool event = file_watch->wait(left);
+    // A commit in this process interrupts the wait (CommitSignal::add_watch), once visible.
+    if (committed_since(seen_generation, version_before)) return true;
+    if (!event) return false;
     auto pause = std::chrono::milliseconds(1);
     auto waited = pause * 0;
     while (waited < kPublishPatience && !stop_requested.load()) {
