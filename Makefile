@@ -14,7 +14,9 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
-demo: build
+# Builds only the example and the library it links, none of the tests.
+demo: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) examples/orders/orders
 	rm -f $(DB) $(DB)-wal $(DB)-shm
 	$(BUILD)/examples/orders/orders $(DB)
 
