@@ -249,4 +249,23 @@ TEST_CASE("loading an incident refuses what is not one, naming the file") {
   } catch (const InvalidArgument& e) {
     CHECK(std::string(e.what()).find(plain) != std::string::npos);
   }
+  const std::string garbage = dir.file("garbage.db");
+  std::ofstream(garbage) << "not a database, not even close; long enough to have a header page";
+  try {
+    Harness::from_incident(garbage);
+    FAIL("loaded a file that is not a database");
+  } catch (const NotADatabaseError& e) {
+    CHECK(std::string(e.what()).find(garbage) != std::string::npos);
+  }
+}
+
+TEST_CASE("after run, the worker still keeps handlers from ending its delivery transaction") {
+  Harness h;
+  h.subscribe("billing", "order.placed",
+              [](const Event&, Context& ctx) { ctx.db().exec("COMMIT"); });
+  const Event event = find_event(h.db(), h.enqueue({.topic = "order.placed"}).id);
+  CHECK(h.run([](const Event&, Context&) {}, event).kind == Outcome::Kind::kDone);
+  CHECK(h.drain().dead_lettered == 1);
+  CHECK(dead_letters_of(h.db(), "billing").at(0).last_error.find("sluice commits it") !=
+        std::string::npos);
 }

@@ -22,8 +22,11 @@ SQLite::Database load_incident(const std::string& path, const Options& options) 
     throw NotFound("sluice::testing: load incident: no file at '" + path + "'");
   }
   SQLite::Database memory(":memory:", SQLite::OPEN_READWRITE);
-  guarded("load incident", [&] {
+  const std::string operation = "load incident '" + path + "'";
+  guarded(operation.c_str(), [&] {
     SQLite::Database file(path, SQLite::OPEN_READONLY);
+    // Read first so that a file that is not a database says so (the backup reports no code).
+    file.execAndGet("SELECT count(*) FROM sqlite_master");
     SQLite::Backup copy(memory, file);
     copy.executeStep();
   });
@@ -151,27 +154,16 @@ DrainResult Harness::advance(Duration by) {
 Outcome Harness::run(const Handler& handler, const Event& event, int attempt,
                      const std::string& consumer) {
   HandlerContext context(consumer, attempt, &impl_->db, &impl_->outbox);
-  Outcome outcome;
   guarded("run handler", [&] { impl_->db.exec("BEGIN IMMEDIATE"); });
-  {
-    // As in a real delivery, the handler may not end the transaction it runs in.
+  Outcome outcome;
+  try {
+    // Its own guard, nested in the worker's: as in a delivery, the handler may not end the
+    // transaction it runs in.
     TransactionControlGuard guard(impl_->db);
-    guard.arm();
-    try {
-      handler(event, context);
-      outcome = std::move(context).requested();
-    } catch (const PermanentError& e) {
-      outcome = Outcome::permanent(e.what());
-    } catch (const std::exception& e) {
-      outcome = Outcome::retry(e.what());
-    } catch (...) {
-      outcome = Outcome::retry("the handler threw a non-standard exception");
-    }
-    guard.disarm();
-    if (guard.violated()) {
-      outcome = Outcome::permanent(
-          "the handler tried to begin, commit or roll back sluice's delivery transaction");
-    }
+    outcome = call_handler(handler, event, context, guard);
+  } catch (...) {
+    impl_->db.exec("ROLLBACK");
+    throw;
   }
   guarded("run handler",
           [&] { impl_->db.exec(outcome.kind == Outcome::Kind::kDone ? "COMMIT" : "ROLLBACK"); });

@@ -86,7 +86,8 @@ class Harness {
   // only read), migrating its schema if older; the clock starts at the latest time the file
   // records. Its event is dead for the consumers that failed it: replay_dead_letters() and
   // drain() to deliver it again, or run() a handler on find_event(db(), id). Throws NotFound for
-  // a missing file, NotADatabaseError or SchemaVersionError.
+  // a missing file, InvalidArgument for a database without sluice tables, NotADatabaseError or
+  // SchemaVersionError.
   static Harness from_incident(const std::string& path, Options options = {});
   Harness(Harness&&) noexcept;
   Harness& operator=(Harness&&) noexcept;
