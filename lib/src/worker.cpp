@@ -214,8 +214,18 @@ struct Worker::Impl {
   std::condition_variable wake;
 };
 
-Worker::Worker(const std::string& path, Options options)
-    : impl_(std::make_unique<Impl>(nullptr, path, std::move(options))) {}
+Worker::Worker(const std::string& path, Options options) {
+  // Every connection opened by path to ":memory:" (or "") is a database of its own: such a worker
+  // would deliver from an empty database, never from the app's.
+  if (path == ":memory:" || path.empty()) {
+    throw InvalidArgument(
+        "sluice: worker: Worker(\"" + path +
+        "\") would open a second, empty in-memory database that nothing else writes to; open "
+        "the database once (SQLite::Database db = sluice::open_database(\":memory:\")) and pass "
+        "the connection: Worker(SQLite::Database&)");
+  }
+  impl_ = std::make_unique<Impl>(nullptr, path, std::move(options));
+}
 
 Worker::Worker(SQLite::Database& db, Options options)
     : impl_(std::make_unique<Impl>(&db, std::string(), std::move(options))) {}
