@@ -10,6 +10,7 @@
 
 #include "bind_text.hpp"
 #include "commit_signal.hpp"
+#include "connection_clock.hpp"
 #include "event_codec.hpp"
 #include "rewind.hpp"
 #include "sluice/database.hpp"
@@ -48,7 +49,7 @@ struct Outbox::Impl {
   Impl(SQLite::Database& connection, Options opts)
       : db(connection),
         options(std::move(opts)),
-        clock(options.clock ? options.clock : system_clock()),
+        clock(clock_for(db, options)),
         insert(db, insert_sql(1)),
         find_by_id(db, "SELECT seq, topic, dedup_key FROM sluice_events WHERE id = ?"),
         find_by_dedup_key(db,
