@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "commit_signal.hpp"
+#include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "data_version.hpp"
 #include "deliverer.hpp"
@@ -49,7 +50,7 @@ struct Worker::Impl {
   };
 
   Impl(SQLite::Database* borrowed, const std::string& path, Options opts)
-      : options(std::move(opts)), clock(options.clock ? options.clock : system_clock()) {
+      : options(std::move(opts)) {
     options.validate();
     if (borrowed == nullptr) {
       owned.emplace(open_database(path, options));
@@ -58,6 +59,9 @@ struct Worker::Impl {
       db = borrowed;
       ensure_schema(*db);
     }
+    // The deliverer and the lease keeper read the clock from these options.
+    options.clock = clock_for(*db, options);
+    clock = options.clock;
     deliverer =
         guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
     const char* file = sqlite3_db_filename(db->getHandle(), "main");
@@ -220,8 +224,18 @@ struct Worker::Impl {
   std::condition_variable wake;
 };
 
-Worker::Worker(const std::string& path, Options options)
-    : impl_(std::make_unique<Impl>(nullptr, path, std::move(options))) {}
+Worker::Worker(const std::string& path, Options options) {
+  // Every connection opened by path to ":memory:" (or "") is a database of its own: such a worker
+  // would deliver from an empty database, never from the app's.
+  if (path == ":memory:" || path.empty()) {
+    throw InvalidArgument(
+        "sluice: worker: Worker(\"" + path +
+        "\") would open a second, empty in-memory database that nothing else writes to; open "
+        "the database once (SQLite::Database db = sluice::open_database(\":memory:\")) and pass "
+        "the connection: Worker(SQLite::Database&)");
+  }
+  impl_ = std::make_unique<Impl>(nullptr, path, std::move(options));
+}
 
 Worker::Worker(SQLite::Database& db, Options options)
     : impl_(std::make_unique<Impl>(&db, std::string(), std::move(options))) {}
