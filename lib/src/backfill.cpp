@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
 #include "schema.hpp"
@@ -63,7 +64,7 @@ long long count_backfill(SQLite::Database& db, const std::string& consumer,
 long long backfill(SQLite::Database& db, const std::string& consumer, const BackfillRange& range,
                    const Options& options) {
   return guarded("backfill", [&] {
-    const auto clock = options.clock ? options.clock : system_clock();
+    const auto clock = clock_for(db, options);
     const std::int64_t id = consumer_id(db, consumer);
     const SqlFilter sql = backfill_filter(db, id, range);
     long long queued = 0;

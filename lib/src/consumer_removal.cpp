@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
 #include "process_identity.hpp"
@@ -110,7 +111,7 @@ void delete_attempts(SQLite::Database& db, std::int64_t consumer) {
 ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
                                 const RemoveConsumerOptions& removal, const Options& options) {
   return guarded("remove consumer", [&] {
-    const auto clock = options.clock ? options.clock : system_clock();
+    const auto clock = clock_for(db, options);
     const std::int64_t id = consumer_id(db, name);
     ConsumerRemoval found;
     found.consumer = name;

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "connection_clock.hpp"
 #include "schema.hpp"
 #include "sqlite_error.hpp"
 #include "write_transaction.hpp"
@@ -94,6 +95,7 @@ void configure_connection(SQLite::Database& db, const Options& options) {
     db.exec(options.synchronous == Synchronous::kFull ? "PRAGMA synchronous = FULL"
                                                       : "PRAGMA synchronous = NORMAL");
   });
+  remember_clock(db, options.clock);
 }
 
 SQLite::Database open_database(const std::string& path, const Options& options, OpenMode mode) {

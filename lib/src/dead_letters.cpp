@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "crash_point.hpp"
 #include "log_to.hpp"
@@ -55,7 +56,7 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
                               const std::string& change, const char* history_outcome,
                               const std::string& note, const Options& options,
                               const DeadLetterProgress& progress) {
-  const auto clock = options.clock ? options.clock : system_clock();
+  const auto clock = clock_for(db, options);
   const SqlFilter sql = dead_letter_filter(db, filter, false);
   const std::int64_t last_seq = highest_match(db, sql);
   std::int64_t after_seq = 0;

@@ -10,6 +10,8 @@
 
 #include "bind_text.hpp"
 #include "commit_signal.hpp"
+#include "connection_cache.hpp"
+#include "connection_clock.hpp"
 #include "event_codec.hpp"
 #include "rewind.hpp"
 #include "sluice/database.hpp"
@@ -36,19 +38,27 @@ std::string insert_sql(std::size_t rows) {
   return sql + " ON CONFLICT DO NOTHING";
 }
 
+void require_transaction(SQLite::Database& db, const char* operation) {
+  if (!in_transaction(db)) {
+    throw TransactionError(std::string("sluice: ") + operation +
+                           ": no transaction is open on the connection; enqueue must run "
+                           "inside the caller's transaction (or use Outbox::enqueue_now)");
+  }
+}
+
 void require_own_id(const NewEvent& event) {
   if (event.id.empty()) {
     throw InvalidArgument("sluice: receive: an event from outside must carry its own ID");
   }
 }
 
-}  // namespace
-
-struct Outbox::Impl {
-  Impl(SQLite::Database& connection, Options opts)
+// Writes events on one connection with statements prepared once: an Outbox's, or the one
+// enqueue() keeps for a connection.
+struct EventWriter : ConnectionCached {
+  EventWriter(SQLite::Database& connection, Options opts)
       : db(connection),
         options(std::move(opts)),
-        clock(options.clock ? options.clock : system_clock()),
+        clock(clock_for(db, options)),
         insert(db, insert_sql(1)),
         find_by_id(db, "SELECT seq, topic, dedup_key FROM sluice_events WHERE id = ?"),
         find_by_dedup_key(db,
@@ -214,14 +224,6 @@ struct Outbox::Impl {
     throw Error("sluice: enqueue: the event was neither stored nor found as a duplicate");
   }
 
-  void require_transaction(const char* operation) {
-    if (!in_transaction(db)) {
-      throw TransactionError(std::string("sluice: ") + operation +
-                             ": no transaction is open on the connection; enqueue must run "
-                             "inside the caller's transaction (or use enqueue_now)");
-    }
-  }
-
   SQLite::Database& db;
   Options options;
   std::shared_ptr<Clock> clock;
@@ -235,6 +237,15 @@ struct Outbox::Impl {
   std::vector<std::string> row_headers;
 };
 
+// The key of enqueue()'s writer among a connection's cached objects.
+const char kWriterKey = 0;
+
+}  // namespace
+
+struct Outbox::Impl : EventWriter {
+  using EventWriter::EventWriter;
+};
+
 Outbox::Outbox(SQLite::Database& db, Options options) {
   ensure_schema(db);
   impl_ = guarded("prepare outbox", [&] { return std::make_unique<Impl>(db, std::move(options)); });
@@ -244,13 +255,13 @@ Outbox::Outbox(SQLite::Database& db, Options options) {
 Outbox::~Outbox() = default;
 
 EnqueueResult Outbox::enqueue(const NewEvent& event) {
-  impl_->require_transaction("enqueue");
+  require_transaction(impl_->db, "enqueue");
   validate_new_event(event, impl_->options.max_payload_bytes);
   return guarded("enqueue", [&] { return impl_->insert_event(event); });
 }
 
 std::vector<EnqueueResult> Outbox::enqueue_batch(const std::vector<NewEvent>& events) {
-  impl_->require_transaction("enqueue batch");
+  require_transaction(impl_->db, "enqueue batch");
   for (const NewEvent& event : events) validate_new_event(event, impl_->options.max_payload_bytes);
   return guarded("enqueue batch", [&] { return impl_->insert_events(events); });
 }
@@ -288,6 +299,23 @@ std::vector<EnqueueResult> Outbox::receive_batch(const std::vector<NewEvent>& ev
     std::vector<EnqueueResult> results = impl_->insert_events(events);
     tx.commit();
     return results;
+  });
+}
+
+EnqueueResult enqueue(SQLite::Database& db, const NewEvent& event, const Options& options) {
+  require_transaction(db, "enqueue");
+  validate_new_event(event, options.max_payload_bytes);
+  return guarded("enqueue", [&] {
+    auto& writer = static_cast<EventWriter&>(connection_cached(db, &kWriterKey, [&] {
+      if (stored_schema_version(db) != schema_version()) {
+        throw TransactionError(
+            "sluice: enqueue: the connection's file has no current sluice schema; open it with "
+            "sluice::open_database (or call sluice::ensure_schema outside a transaction) first");
+      }
+      return std::make_unique<EventWriter>(db, Options{});
+    }));
+    writer.clock = clock_for(db, options);
+    return writer.insert_event(event);
   });
 }
 

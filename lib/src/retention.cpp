@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "connection_clock.hpp"
 #include "crash_point.hpp"
 #include "log_to.hpp"
 #include "saturating_time.hpp"
@@ -88,7 +89,7 @@ const char* to_string(HoldReason reason) {
 std::vector<RetentionHold> retention_holds(SQLite::Database& db, Duration older_than,
                                            const Options& options) {
   return guarded("read retention holds", [&] {
-    const auto clock = options.clock ? options.clock : system_clock();
+    const auto clock = clock_for(db, options);
     const std::int64_t cutoff = to_millis(clock->now() - older_than);
     SQLite::Statement consumers(db, "SELECT id, name, cursor FROM sluice_consumers");
     SQLite::Statement past_cursor(db, kPastCursor);
@@ -130,7 +131,7 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
                           "while retries still run; force to prune anyway");
   }
   return guarded("prune", [&] {
-    const auto clock = options.clock ? options.clock : system_clock();
+    const auto clock = clock_for(db, options);
     // A retention longer than the clock has run cuts off at the start of time: nothing.
     const std::int64_t cutoff = to_millis(sub_saturating(clock->now(), retention));
     std::vector<std::int64_t> consumers;

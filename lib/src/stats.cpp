@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "connection_clock.hpp"
 #include "prometheus_text.hpp"
 #include "saturating_time.hpp"
 #include "sqlite_error.hpp"
@@ -54,7 +55,7 @@ void keep_oldest(std::optional<std::int64_t>& oldest, const SQLite::Column& colu
 
 std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& options) {
   return guarded("read stats", [&] {
-    const auto clock = options.clock ? options.clock : system_clock();
+    const auto clock = clock_for(db, options);
     const std::int64_t now = to_millis(clock->now());
     std::vector<ConsumerStats> all;
     SQLite::Statement consumers(
@@ -118,7 +119,7 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
 std::vector<HandlerWait> waiting_for_handler(SQLite::Database& db, Duration older_than,
                                              const Options& options) {
   return guarded("read events waiting for a handler", [&] {
-    const auto clock = options.clock ? options.clock : system_clock();
+    const auto clock = clock_for(db, options);
     SQLite::Statement query(
         db,
         "SELECT c.name, e.topic, count(*), min(e.created_at) FROM sluice_deliveries d "

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "commit_signal.hpp"
+#include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "data_version.hpp"
 #include "deliverer.hpp"
@@ -57,7 +58,7 @@ struct Worker::Impl {
   };
 
   Impl(SQLite::Database* borrowed, const std::string& path, Options opts)
-      : options(std::move(opts)), clock(options.clock ? options.clock : system_clock()) {
+      : options(std::move(opts)) {
     options.validate();
     if (borrowed == nullptr) {
       owned.emplace(open_database(path, options));
@@ -66,6 +67,9 @@ struct Worker::Impl {
       db = borrowed;
       ensure_schema(*db);
     }
+    // The deliverer and the lease keeper read the clock from these options.
+    options.clock = clock_for(*db, options);
+    clock = options.clock;
     deliverer =
         guarded("prepare worker", [&] { return std::make_unique<Deliverer>(*db, options); });
     const char* file = sqlite3_db_filename(db->getHandle(), "main");
@@ -76,9 +80,12 @@ struct Worker::Impl {
       file_watch = std::make_unique<FileWatch>(file);
     }
     signal = CommitSignal::of(*db);
+    guarded("prepare worker", [&] {
+      data_version.emplace(*db);
+      lock_sharing.emplace(*data_version, on_file);
+    });
+    // Last: nothing may throw after it, or the signal would keep a watch that is gone.
     if (signal && file_watch) signal->add_watch(file_watch.get());
-    data_version.emplace(*db);
-    lock_sharing.emplace(*data_version, on_file);
   }
 
   ~Impl() {
@@ -121,9 +128,13 @@ struct Worker::Impl {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
       const auto began = std::chrono::steady_clock::now();
-      const StepResult step = guarded(
-          "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
-      lock_sharing->after_step(began, step.held_write_lock);
+      // Every statement of the round, the lock-sharing gap's data_version read included, raises
+      // sluice::DatabaseError on a storage fault, never SQLite's own exception.
+      const StepResult step = guarded("deliver", [&] {
+        StepResult stepped = deliverer->step(consumer.spec, consumer.in_hand, stopping);
+        lock_sharing->after_step(began, stepped.held_write_lock);
+        return stepped;
+      });
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;
@@ -272,8 +283,18 @@ struct Worker::Impl {
   std::condition_variable wake;
 };
 
-Worker::Worker(const std::string& path, Options options)
-    : impl_(std::make_unique<Impl>(nullptr, path, std::move(options))) {}
+Worker::Worker(const std::string& path, Options options) {
+  // Every connection opened by path to ":memory:" (or "") is a database of its own: such a worker
+  // would deliver from an empty database, never from the app's.
+  if (path == ":memory:" || path.empty()) {
+    throw InvalidArgument(
+        "sluice: worker: Worker(\"" + path +
+        "\") would open a second, empty in-memory database that nothing else writes to; open "
+        "the database once (SQLite::Database db = sluice::open_database(\":memory:\")) and pass "
+        "the connection: Worker(SQLite::Database&)");
+  }
+  impl_ = std::make_unique<Impl>(nullptr, path, std::move(options));
+}
 
 Worker::Worker(SQLite::Database& db, Options options)
     : impl_(std::make_unique<Impl>(&db, std::string(), std::move(options))) {}

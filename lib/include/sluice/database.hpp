@@ -23,12 +23,13 @@ enum class OpenMode {
 // synchronous level from `options`. Creates or migrates the sluice schema in its
 // own transaction. Throws NotFound (kExisting and no file), NotADatabaseError,
 // CorruptDatabaseError, SchemaVersionError (file newer than the library) or DatabaseError.
-// The returned connection belongs to the calling thread's use only.
+// The returned connection belongs to the calling thread's use only. Records `options.clock` as
+// the connection's clock until it closes: calls on it whose Options name no clock use it.
 SQLite::Database open_database(const std::string& path, const Options& options = {},
                                OpenMode mode = OpenMode::kCreate);
 
 // Applies sluice's pragmas (busy handling, synchronous, WAL for files) to a connection the app
-// opened itself.
+// opened itself, and records `options.clock` (null: none) as its clock, as open_database does.
 void configure_connection(SQLite::Database& db, const Options& options = {});
 
 // Creates or migrates the sluice schema on `db`. Throws TransactionError if a transaction is

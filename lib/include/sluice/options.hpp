@@ -46,7 +46,8 @@ struct Options {
   Duration claim_lease = std::chrono::seconds(30);
   // Retry policy of consumers that do not set their own.
   RetryPolicy retry;
-  // Time source; null means the system clock.
+  // Time source; null means the clock recorded for the connection (see open_database), else
+  // the system clock.
   std::shared_ptr<Clock> clock;
   // Log sink; null means silent.
   std::shared_ptr<LogSink> log;

@@ -50,4 +50,17 @@ class Outbox {
   std::unique_ptr<Impl> impl_;
 };
 
+// Outbox::enqueue without an Outbox, for an app that writes on many connections: appends
+// `event` inside the transaction the caller has open on `db`. Statements are prepared on the
+// first call on a connection and kept until it closes. It installs no hook: to learn of the close
+// it registers an eponymous virtual-table module, "sluice_connection_cache", on the connection
+// (SQLite disconnects virtual tables before it closes). So unlike an Outbox it leaves the WAL
+// hook alone, and a worker in this process sees the commit within its poll_interval, as it sees
+// another process's. The clock is `options.clock`, else the connection's (see open_database).
+// Throws TransactionError if no transaction is open or the file has no current sluice schema
+// (open it with open_database first), InvalidArgument as Outbox::enqueue does; a duplicate
+// writes nothing and returns a result naming the existing event. Not thread-safe: use it where
+// the connection is used.
+EnqueueResult enqueue(SQLite::Database& db, const NewEvent& event, const Options& options = {});
+
 }  // namespace sluice

@@ -1,6 +1,11 @@
 // Umbrella header: everything an app needs from sluice.
 #pragma once
 
+// The SQLiteCpp classes an app uses beside sluice: its connection, statements, transactions.
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
 #include "sluice/backfill.hpp"
 #include "sluice/clock.hpp"
 #include "sluice/consumer.hpp"

@@ -27,7 +27,9 @@ struct DrainResult {
 // one more thread renews their lease on a connection of its own (see Options::claim_lease).
 class Worker {
  public:
-  // Opens its own connection to `path` (created and migrated if needed).
+  // Opens its own connection to `path` (created and migrated if needed). Throws InvalidArgument
+  // for ":memory:" or "": that would be a second, empty database; pass the app's in-memory
+  // connection to Worker(SQLite::Database&) instead.
   explicit Worker(const std::string& path, Options options = {});
   // Uses the caller's connection, e.g. for ":memory:". Such a worker only delivers in
   // run_until_idle(); start() throws TransactionError. `db` must outlive the worker.
