@@ -196,7 +196,7 @@ void add_list(CLI::App& dlq, std::shared_ptr<Session> session) {
   command->callback([session, args]() {
     DeadLetterFilter filter = to_filter(args->filter);
     filter.include_discarded = args->discarded;
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     const auto dead_letters = list_dead_letters(db, filter);
     const Style style = session->style();
     if (args->group) {
@@ -225,7 +225,7 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
   command->add_option("--consumer", args->consumer, "Only this consumer's dead letter");
   command->add_flag("--json", args->json, "Print {event, dead_letters: [...], attempts: [...]}");
   command->callback([session, args]() {
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     const Event event = find_event(db, args->event_id);
     DeadLetterFilter filter;
     filter.event_ids = {args->event_id};
