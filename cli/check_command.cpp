@@ -81,11 +81,16 @@ CheckResult check_schema(SQLite::Database& db) {
   return {"schema", Severity::kOk, "version " + std::to_string(stored_schema_version(db))};
 }
 
+// Names where the figure comes from: a consumer's recorded policy, or the default policy, which
+// is a floor (prune never keeps less than it), so one not seen in the consumers is no surprise.
 CheckResult check_dedup_horizon(SQLite::Database& db, const Options& options) {
   const Duration horizon = dedup_horizon(db, options);
+  const std::string source = horizon > options.retry.longest_span()
+                                 ? "the longest retry span of a consumer in the file"
+                                 : "the default retry policy's span, a floor above every "
+                                   "consumer's own";
   return {"dedup_horizon", Severity::kOk,
-          format_duration(horizon) +
-              " (longest retry span of any consumer): prune with --older-than at least this"};
+          format_duration(horizon) + " (" + source + "): prune with --older-than at least this"};
 }
 
 CheckResult check_expired_claims(SQLite::Database& db, const Options& options) {

@@ -83,3 +83,17 @@ TEST_CASE("a file that is not SQLite is named once with its path, its error said
   CHECK(result.err ==
         "sluice: open database '" + f.db_path + "': file is not a database (code 26)\n");
 }
+
+TEST_CASE("check says where its dedup horizon comes from") {
+  CliFixture f;
+  f.init();
+  f.enqueue_order(1);
+  f.deliver();  // billing's own policy: two attempts 1 ms apart, far under the default's
+  const auto checks = f.json({"check"})["checks"];
+  std::string detail;
+  for (const auto& check : checks) {
+    if (check["name"] == "dedup_horizon") detail = check["detail"];
+  }
+  CHECK(detail == "18s (the default retry policy's span, a floor above every consumer's own): "
+                  "prune with --older-than at least this");
+}
