@@ -63,7 +63,7 @@ void print_dead_letters(const std::vector<DeadLetter>& dead_letters, const Style
   table.align_right(4);
   for (const DeadLetter& d : dead_letters) {
     table.add_row({d.event_id, d.consumer, d.topic,
-                   d.discarded ? style.dim("discarded") : style.red(d.reason),
+                   d.discarded ? style.dim(d.reason + ", discarded") : style.red(d.reason),
                    std::to_string(d.attempts), format_time(d.last_failed_at),
                    first_line(d.last_error, 80)});
   }
@@ -153,6 +153,21 @@ std::vector<DeadLetter> select_for_action(SQLite::Database& db, const FilterArgs
     }
   }
   return matched;
+}
+
+// The records of `matched` as they are now: what a discard left behind (with its note).
+std::vector<DeadLetter> reread(SQLite::Database& db, const std::vector<DeadLetter>& matched) {
+  DeadLetterFilter filter;
+  for (const DeadLetter& d : matched) filter.event_ids.push_back(d.event_id);
+  filter.include_discarded = true;
+  std::vector<DeadLetter> now;
+  for (DeadLetter& d : list_dead_letters(db, filter)) {
+    const bool was_matched = std::any_of(matched.begin(), matched.end(), [&d](const DeadLetter& m) {
+      return m.event_id == d.event_id && m.consumer == d.consumer;
+    });
+    if (was_matched) now.push_back(std::move(d));
+  }
+  return now;
 }
 
 enum class Action { kReplay, kDiscard };
@@ -330,7 +345,9 @@ void add_action(CLI::App& dlq, std::shared_ptr<Session> session, Action action) 
     if (args->json) {
       Json document{{"dry_run", args->dry_run}, {verb, changed}};
       if (!replay) document["note"] = args->note;
-      document["dead_letters"] = dead_letter_list(matched);
+      // A discard's records as it left them; a replayed one is no dead letter any more.
+      document["dead_letters"] =
+          dead_letter_list(replay || args->dry_run ? matched : reread(db, matched));
       return print_json(std::cout, document);
     }
     if (args->dry_run) {

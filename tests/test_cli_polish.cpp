@@ -94,6 +94,24 @@ TEST_CASE("check says where its dedup horizon comes from") {
   for (const auto& check : checks) {
     if (check["name"] == "dedup_horizon") detail = check["detail"];
   }
-  CHECK(detail == "18s (the default retry policy's span, a floor above every consumer's own): "
-                  "prune with --older-than at least this");
+  CHECK(detail ==
+        "18s (the default retry policy's span, a floor above every consumer's own): "
+        "prune with --older-than at least this");
+}
+
+TEST_CASE("dlq discard --json shows the records as the discard left them, as dlq list does") {
+  CliFixture f;
+  f.init();
+  const std::string id = f.enqueue_order(1, true);
+  f.deliver();
+  const auto discarded = f.json({"dlq", "discard", id, "--note", "test order"})["dead_letters"];
+  REQUIRE(discarded.size() == 1);
+  CHECK(discarded[0]["discarded"] == true);
+  CHECK(discarded[0]["note"] == "test order");
+  CHECK(discarded[0]["reason"] == "permanent");
+  const auto listed = f.json({"dlq", "list", "--discarded"})["dead_letters"];
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0] == discarded[0]);
+  const auto text = f.sluice({"dlq", "list", "--discarded"});
+  CHECK(text.out.find("permanent, discarded") != std::string::npos);
 }
