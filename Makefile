@@ -14,7 +14,9 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
-demo: build
+# Builds only the example, the `sluice` command it points to and the library, none of the tests.
+demo: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) examples/orders/orders cli/sluice
 	rm -f $(DB) $(DB)-wal $(DB)-shm
 	$(BUILD)/examples/orders/orders $(DB)
 

@@ -3,10 +3,30 @@
 #include <SQLiteCpp/Backup.h>
 #include <doctest/doctest.h>
 
+#include "sluice/testing.hpp"
 #include "support/cli_fixture.hpp"
 
 using namespace sluice;
 using namespace sluice::test;
+
+namespace {
+
+// Order 2, dead-lettered by billing in a fresh file; returns its event ID.
+std::string dead_lettered_order(CliFixture& f) {
+  f.init();
+  const std::string bad = f.enqueue_order(2, true);
+  f.deliver();
+  return bad;
+}
+
+// `sluice export` of the event; returns the incident file.
+std::string export_incident(CliFixture& f, const std::string& event_id) {
+  const std::string incident = f.dir.file("incident.db");
+  REQUIRE(f.sluice({"export", "--event", event_id, "-o", incident}).exit_code == 0);
+  return incident;
+}
+
+}  // namespace
 
 TEST_CASE("an exported incident holds the event, its deliveries, attempts and dead letter") {
   CliFixture f;
@@ -35,11 +55,8 @@ TEST_CASE("an exported incident holds the event, its deliveries, attempts and de
 
 TEST_CASE("a test replays an exported incident against a fixed handler, also in memory") {
   CliFixture f;
-  f.init();
-  const std::string bad = f.enqueue_order(2, true);
-  f.deliver();
-  const std::string incident = f.dir.file("incident.db");
-  REQUIRE(f.sluice({"export", "--event", bad, "-o", incident}).exit_code == 0);
+  const std::string bad = dead_lettered_order(f);
+  const std::string incident = export_incident(f, bad);
 
   // Load the incident into :memory: so the replay leaves the incident file as it was.
   SQLite::Database memory(":memory:", SQLite::OPEN_READWRITE);
@@ -60,4 +77,24 @@ TEST_CASE("a test replays an exported incident against a fixed handler, also in 
   CHECK(worker.run_until_idle().delivered == 1);
   CHECK(handled == std::vector<std::string>{bad});
   CHECK(list_dead_letters(memory, all).empty());
+}
+
+TEST_CASE("the testing kit loads an exported incident and replays it against a fixed handler") {
+  CliFixture f;
+  const std::string bad = dead_lettered_order(f);
+  const std::string incident = export_incident(f, bad);
+  const std::string before = file_bytes(incident);
+
+  testing::Harness h = testing::Harness::from_incident(incident);
+  const Event event = find_event(h.db(), bad);
+  CHECK(testing::require_dead_lettered(h.db(), "billing", bad).last_error ==
+        "order 2 rejected: card 'ORDER-2' declined");
+  CHECK(h.run([](const Event&, Context&) {}, event).kind == Outcome::Kind::kDone);
+  std::vector<std::string> handled;
+  h.subscribe("billing", "order.placed",
+              [&handled](const Event& e, Context&) { handled.push_back(e.id); });
+  CHECK(replay_dead_letters(h.db(), {}, h.options()) == 1);
+  CHECK(h.drain().delivered == 1);
+  CHECK(handled == std::vector<std::string>{bad});
+  CHECK(file_bytes(incident) == before);
 }

@@ -102,6 +102,19 @@ TEST_CASE("a handler that commits or rolls back sluice's transaction is dead-let
   CHECK(letters[0].last_error.find("commit or roll back") != std::string::npos);
 }
 
+TEST_CASE(
+    "a worker keeps refusing transaction control after another worker on its connection goes") {
+  Fixture f;
+  auto earlier = std::make_unique<Worker>(f.db, f.options);
+  Worker worker(f.db, f.options);
+  worker.subscribe("rogue", "t", [](const Event&, Context& ctx) { ctx.db().exec("COMMIT"); });
+  earlier.reset();
+  f.publish("t");
+  CHECK(worker.run_until_idle().dead_lettered == 1);
+  REQUIRE(list_dead_letters(f.db, {}).size() == 1);
+  CHECK(list_dead_letters(f.db, {})[0].last_error.find("commit or roll back") != std::string::npos);
+}
+
 TEST_CASE("snooze retries later without spending an attempt") {
   Fixture f;
   Worker worker(f.db, f.options);

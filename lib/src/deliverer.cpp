@@ -36,25 +36,6 @@ constexpr auto kRollingClaimLimit = std::chrono::seconds(1);
 // a temporary b-tree for an IN list of more than two values on every run of the statement.
 const char* const kBlocking = "b.state <> 'discarded'";
 
-// Errors of the storage rather than of the handler: the whole transaction is abandoned and the
-// claim retried later, without spending an attempt.
-bool is_storage_failure(int code) {
-  switch (code & 0xff) {
-    case SQLITE_FULL:
-    case SQLITE_IOERR:
-    case SQLITE_NOMEM:
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-    case SQLITE_CANTOPEN:
-    case SQLITE_READONLY:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string event_query(const std::string& tail) {
   return std::string("SELECT ") + kEventColumns + tail;
 }
@@ -660,32 +641,8 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   Outcome outcome;
   {
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
-    guard_.arm();
-    try {
-      SLUICE_CRASH_POINT("handler-before-write");
-      handler->second(event, context);
-      outcome = std::move(context).requested();
-    } catch (const PermanentError& e) {
-      outcome = Outcome::permanent(e.what());
-    } catch (const SQLite::Exception& e) {
-      guard_.disarm();
-      if (is_storage_failure(e.getExtendedErrorCode())) throw_database_error("deliver", e);
-      outcome = Outcome::retry(e.what());
-    } catch (const DatabaseError& e) {
-      guard_.disarm();
-      if (is_storage_failure(e.code())) throw;
-      outcome = Outcome::retry(e.what());
-    } catch (const std::exception& e) {
-      outcome = Outcome::retry(e.what());
-    } catch (...) {
-      outcome = Outcome::retry("the handler threw a non-standard exception");
-    }
-    guard_.disarm();
-    if (guard_.violated()) {
-      outcome = Outcome::permanent(
-          "the handler tried to begin, commit or roll back sluice's delivery transaction; "
-          "sluice commits it (use ctx.db() for writes only)");
-    }
+    SLUICE_CRASH_POINT("handler-before-write");
+    outcome = call_handler(handler->second, event, context, guard_);
     if (!in_transaction(db_)) {
       throw DatabaseError("sluice: deliver: the delivery transaction was rolled back while '" +
                               spec.name + "' handled event " + event.id + ": " + outcome.error,

@@ -13,7 +13,9 @@
 namespace sluice {
 
 // Not thread-safe. Installs an authorizer on `db` for its lifetime that, while armed, refuses
-// BEGIN, COMMIT, ROLLBACK and SAVEPOINT statements and remembers that one was tried.
+// BEGIN, COMMIT, ROLLBACK and SAVEPOINT statements and remembers that one was tried. Of several
+// guards on one connection (the testing kit's beside its worker's) the latest made is in force;
+// when it goes, the latest of the others is put back.
 class TransactionControlGuard {
  public:
   explicit TransactionControlGuard(SQLite::Database& db);
@@ -63,5 +65,13 @@ class HandlerContext final : public Context {
   Outbox* outbox_;
   Outcome requested_;
 };
+
+// Calls `handler` on `event` as one in-transaction attempt, with `guard` armed, and returns the
+// Outcome by Handler's contract: what it asked for through `context`; permanent for
+// PermanentError or for trying to end the transaction; retry for any other exception. A storage
+// failure (disk full, I/O, busy, a damaged file) is no fault of the handler: it leaves as a
+// DatabaseError, so that the caller abandons the transaction without spending an attempt.
+Outcome call_handler(const Handler& handler, const Event& event, HandlerContext& context,
+                     TransactionControlGuard& guard);
 
 }  // namespace sluice

@@ -65,8 +65,10 @@ struct Worker::Impl {
     // A file no other connection can open (":memory:") has nobody to keep claims from.
     if (on_file) lease_keeper = std::make_unique<LeaseKeeper>(file, deliverer->owner(), options);
     signal = CommitSignal::of(*db);
-    data_version.emplace(*db);
-    lock_sharing.emplace(*data_version, on_file);
+    guarded("prepare worker", [&] {
+      data_version.emplace(*db);
+      lock_sharing.emplace(*data_version, on_file);
+    });
   }
 
   Consumer& consumer_for(const std::string& name, const std::string& topic,
@@ -105,9 +107,13 @@ struct Worker::Impl {
     bool progressed = false;
     for (Consumer& consumer : consumers) {
       const auto began = std::chrono::steady_clock::now();
-      const StepResult step = guarded(
-          "deliver", [&] { return deliverer->step(consumer.spec, consumer.in_hand, stopping); });
-      lock_sharing->after_step(began, step.held_write_lock);
+      // Every statement of the round, the lock-sharing gap's data_version read included, raises
+      // sluice::DatabaseError on a storage fault, never SQLite's own exception.
+      const StepResult step = guarded("deliver", [&] {
+        StepResult stepped = deliverer->step(consumer.spec, consumer.in_hand, stopping);
+        lock_sharing->after_step(began, stepped.held_write_lock);
+        return stepped;
+      });
       progressed = progressed || step.progressed;
       totals.delivered += step.delivered;
       totals.retried += step.retried + step.snoozed;

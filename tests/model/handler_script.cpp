@@ -29,6 +29,8 @@ Scripted scripted_outcome(std::uint64_t seed, const CallKey& call) {
   if (roll < 89) return {Action::kDeadLetter, Duration(0), "permanent by ctx" + tag};
   if (roll < 92) return {Action::kThrowPermanent, Duration(0), "permanent thrown" + tag};
   if (call.snoozes >= 2) return {Action::kOk, Duration(0), ""};
+  // The extreme: a snooze as long as a Duration holds is never due (not at once by overflow).
+  if (roll == 92) return {Action::kSnooze, Duration::max(), ""};
   // Snoozes of 0 (due again at once) up to 2 s.
   return {Action::kSnooze, Duration(static_cast<long long>((h >> 8) % 3) * 1000), ""};
 }

@@ -57,8 +57,10 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
       op.kind = OpKind::kDiscard;
     } else if (roll < 91) {
       op.kind = OpKind::kBackfill;
-    } else if (roll < 94) {
+    } else if (roll < 93) {
       op.kind = OpKind::kBackfillInFlight;
+    } else if (roll < 94) {
+      op.kind = OpKind::kReplayInFlight;
     } else if (roll < 96) {
       op.kind = OpKind::kPrune;
     } else if (roll < 98 || !threaded) {
@@ -91,6 +93,7 @@ std::string describe(const Operation& op) {
                                       "discard",
                                       "backfill",
                                       "backfill(in flight)",
+                                      "replay(in flight)",
                                       "prune",
                                       "restart",
                                       "start+stop"};

@@ -31,6 +31,7 @@ enum class OpKind {
   kDiscard,           // discard_dead_letters
   kBackfill,          // backfill one consumer from a retained event chosen by `pick`
   kBackfillInFlight,  // backfill from inside the next outside handler call that succeeds
+  kReplayInFlight,    // replay every dead letter from inside the next outside handler call
   kPrune,             // prune, forced, with a retention chosen by `pick`
   kRestartWorker,     // a new Worker on a new connection replaces one instance
   // A Worker on a connection of its own, started and stopped at once: how much it delivers

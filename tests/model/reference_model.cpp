@@ -231,7 +231,8 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
       return;
     case Action::kSnooze:
       ++pair.snoozes;
-      pair.earliest = pair.latest = now + outcome.snooze;
+      pair.earliest = pair.latest =
+          outcome.snooze > TimePoint::max() - now ? TimePoint::max() : now + outcome.snooze;
       pair.scheduled_at = now;
       pair.cause = Cause::kSnooze;
       return;

@@ -114,11 +114,26 @@ class Sequence final : public CallSink {
     std::lock_guard lock(mutex_);
     std::vector<long long> ns;
     for (const Event& event : events) ns.push_back(event_number(event));
+    const bool replay_now =
+        in_flight_replay_ && calls_ == replay_at_call_ && config_.consumer(consumer).outside;
     calls_ += static_cast<long long>(ns.size());
     const bool backfill_now = in_flight_backfill_ == consumer &&
                               model_.find(ns.front()) != nullptr &&
                               model_.find(ns.front())->pairs.count(consumer) > 0 &&
                               model_.peek_outcome(consumer, ns.front()).action == Action::kOk;
+    if (replay_now) {
+      in_flight_replay_ = false;
+      SQLite::Database operator_db = open_database(path_, options_);
+      const long long replayed = replay_dead_letters(operator_db, {}, options_);
+      const long long expected =
+          model_.replay([](const ModelEvent&, const std::string&, const Pair&) { return true; });
+      if (replayed != expected) {
+        call_violations_.push_back({"replay count", "replay in flight replayed " +
+                                                        std::to_string(replayed) + ", the model " +
+                                                        std::to_string(expected)});
+      }
+      in_flight_note_ = " (replayed " + std::to_string(replayed) + " in flight)";
+    }
     std::vector<Scripted> outcomes =
         model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_);
     if (backfill_now && !outcomes.front().whole_batch) {
@@ -162,6 +177,16 @@ class Sequence final : public CallSink {
         in_flight_note_ = " (no call to backfill in)";
         std::string line = drain(0, found);
         in_flight_backfill_.reset();
+        return line + in_flight_note_;
+      }
+      case OpKind::kReplayInFlight: {
+        // In the drain's first handler call only: the file then holds every outcome the model
+        // knows of (later calls may run while an earlier batch's outcomes still commit).
+        in_flight_replay_ = true;
+        replay_at_call_ = calls_;
+        in_flight_note_ = " (the first call was not an outside consumer's)";
+        std::string line = drain(0, found);
+        in_flight_replay_ = false;
         return line + in_flight_note_;
       }
       case OpKind::kPrune:
@@ -413,6 +438,8 @@ class Sequence final : public CallSink {
   long long calls_ = 0;
   std::optional<std::string> in_flight_backfill_;
   std::string in_flight_note_;
+  bool in_flight_replay_ = false;
+  long long replay_at_call_ = 0;
 };
 
 }  // namespace
