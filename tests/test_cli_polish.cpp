@@ -9,8 +9,9 @@ using namespace sluice::test;
 TEST_CASE("--version names the release and the schema it writes") {
   const auto result = CliFixture::sluice_bare({"--version"});
   CHECK(result.exit_code == 0);
-  CHECK(result.out ==
-        "sluice 0.1.0 (schema version " + std::to_string(sluice::schema_version()) + ")\n");
+  CHECK(result.out.rfind("sluice ", 0) == 0);
+  CHECK(result.out.find(" (schema version " + std::to_string(sluice::schema_version()) + ")\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("each command's --help shows an example of that command") {
