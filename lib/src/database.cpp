@@ -127,6 +127,8 @@ SQLite::Database open_database(const std::string& path, const Options& options, 
     prepare_connection(opened, options);
     return opened;
   });
+  // Calls on this connection whose Options name no clock use this one (connection_clock.hpp).
+  remember_clock(db, options.clock);
   if (mode == OpenMode::kReadOnly) {
     const int found = stored_schema_version(db);
     if (found > schema::current_version()) {
