@@ -1,5 +1,5 @@
 // `sluice check`: a health verdict fit for cron and probes (exit 0 healthy, 1 warnings,
-// 2 problems).
+// 4 problems).
 #include <SQLiteCpp/Statement.h>
 
 #include <CLI/CLI.hpp>
@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "exit_code.hpp"
+#include "file_not_ready.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
 #include "retention_views.hpp"
@@ -48,8 +49,10 @@ struct CheckResult {
 // A failed open is a problem whose name says which check would have caught it.
 CheckResult open_failure(const std::exception& e) {
   const char* name = "database";
-  if (dynamic_cast<const NotFound*>(&e) != nullptr ||
-      dynamic_cast<const NotADatabaseError*>(&e) != nullptr) {
+  if (dynamic_cast<const FileNotReady*>(&e) != nullptr) {
+    name = "schema";
+  } else if (dynamic_cast<const NotFound*>(&e) != nullptr ||
+             dynamic_cast<const NotADatabaseError*>(&e) != nullptr) {
     name = "file";
   } else if (dynamic_cast<const CorruptDatabaseError*>(&e) != nullptr) {
     name = "integrity";
@@ -73,22 +76,21 @@ CheckResult check_integrity(SQLite::Database& db) {
           std::to_string(count) + " finding(s) from PRAGMA integrity_check: " + findings};
 }
 
+// The file opened read-only only at this sluice's version; any other is an open failure.
 CheckResult check_schema(SQLite::Database& db) {
-  const int stored = stored_schema_version(db);
-  const int library = schema_version();
-  if (stored == library) {
-    return {"schema", Severity::kOk, "version " + std::to_string(stored)};
-  }
-  return {"schema", Severity::kProblem,
-          "file has version " + std::to_string(stored) + ", this sluice writes " +
-              std::to_string(library)};
+  return {"schema", Severity::kOk, "version " + std::to_string(stored_schema_version(db))};
 }
 
+// Names where the figure comes from: a consumer's recorded policy, or the default policy, which
+// is a floor (prune never keeps less than it), so one not seen in the consumers is no surprise.
 CheckResult check_dedup_horizon(SQLite::Database& db, const Options& options) {
   const Duration horizon = dedup_horizon(db, options);
+  const std::string source = horizon > options.retry.longest_span()
+                                 ? "the longest retry span of a consumer in the file"
+                                 : "the default retry policy's span, a floor above every "
+                                   "consumer's own";
   return {"dedup_horizon", Severity::kOk,
-          format_duration(horizon) +
-              " (longest retry span of any consumer): prune with --older-than at least this"};
+          format_duration(horizon) + " (" + source + "): prune with --older-than at least this"};
 }
 
 CheckResult check_expired_claims(SQLite::Database& db, const Options& options) {
@@ -168,8 +170,10 @@ std::optional<CheckResult> check_ingest_positions(SQLite::Database& db) {
 std::vector<CheckResult> run_checks(const Session& session) {
   std::optional<SQLite::Database> db;
   try {
-    db.emplace(session.open());
+    db.emplace(session.open_read_only());
   } catch (const Error& e) {
+    return {open_failure(e)};
+  } catch (const FileNotReady& e) {
     return {open_failure(e)};
   }
   std::vector<CheckResult> results;
@@ -196,7 +200,7 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(
-      "check", "Health check: exit 0 healthy, 1 warnings, 2 problems (for cron and probes)");
+      "check", "Health check: exit 0 healthy, 1 warnings, 4 problems (for cron and probes)");
   command->footer(
       "Checks: file, integrity (PRAGMA integrity_check), schema version, dedup_horizon,\n"
       "expired_claims, dead_letters, parked_keys, retention (a consumer keeps events older than\n"

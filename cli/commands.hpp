@@ -12,6 +12,7 @@ class App;
 namespace sluice::cli {
 
 void add_init_command(CLI::App& app, std::shared_ptr<Session> session);
+void add_migrate_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_stats_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_events_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_show_command(CLI::App& app, std::shared_ptr<Session> session);

@@ -63,7 +63,7 @@ void print_dead_letters(const std::vector<DeadLetter>& dead_letters, const Style
   table.align_right(4);
   for (const DeadLetter& d : dead_letters) {
     table.add_row({d.event_id, d.consumer, d.topic,
-                   d.discarded ? style.dim("discarded") : style.red(d.reason),
+                   d.discarded ? style.dim(d.reason + ", discarded") : style.red(d.reason),
                    std::to_string(d.attempts), format_time(d.last_failed_at),
                    first_line(d.last_error, 80)});
   }
@@ -155,6 +155,21 @@ std::vector<DeadLetter> select_for_action(SQLite::Database& db, const FilterArgs
   return matched;
 }
 
+// The records of `matched` as they are now: what a discard left behind (with its note).
+std::vector<DeadLetter> reread(SQLite::Database& db, const std::vector<DeadLetter>& matched) {
+  DeadLetterFilter filter;
+  for (const DeadLetter& d : matched) filter.event_ids.push_back(d.event_id);
+  filter.include_discarded = true;
+  std::vector<DeadLetter> now;
+  for (DeadLetter& d : list_dead_letters(db, filter)) {
+    const bool was_matched = std::any_of(matched.begin(), matched.end(), [&d](const DeadLetter& m) {
+      return m.event_id == d.event_id && m.consumer == d.consumer;
+    });
+    if (was_matched) now.push_back(std::move(d));
+  }
+  return now;
+}
+
 enum class Action { kReplay, kDiscard };
 
 // Applies the action one dead letter at a time, `rate` per second, so that a large replay does
@@ -196,7 +211,7 @@ void add_list(CLI::App& dlq, std::shared_ptr<Session> session) {
   command->callback([session, args]() {
     DeadLetterFilter filter = to_filter(args->filter);
     filter.include_discarded = args->discarded;
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     const auto dead_letters = list_dead_letters(db, filter);
     const Style style = session->style();
     if (args->group) {
@@ -225,7 +240,7 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
   command->add_option("--consumer", args->consumer, "Only this consumer's dead letter");
   command->add_flag("--json", args->json, "Print {event, dead_letters: [...], attempts: [...]}");
   command->callback([session, args]() {
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     const Event event = find_event(db, args->event_id);
     DeadLetterFilter filter;
     filter.event_ids = {args->event_id};
@@ -330,7 +345,9 @@ void add_action(CLI::App& dlq, std::shared_ptr<Session> session, Action action) 
     if (args->json) {
       Json document{{"dry_run", args->dry_run}, {verb, changed}};
       if (!replay) document["note"] = args->note;
-      document["dead_letters"] = dead_letter_list(matched);
+      // A discard's records as it left them; a replayed one is no dead letter any more.
+      document["dead_letters"] =
+          dead_letter_list(replay || args->dry_run ? matched : reread(db, matched));
       return print_json(std::cout, document);
     }
     if (args->dry_run) {

@@ -59,7 +59,7 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
       "--key order-42\n  jq -c . order.json | sluice --db app.db enqueue --topic order.placed "
       "--payload-file -");
   command->add_option("--topic", args->topic, "Routing name, e.g. order.placed")->required();
-  auto* payload = command->add_option("--payload", args->payload, "A JSON document");
+  auto* payload = command->add_option("--payload", args->payload, "A JSON document (default {})");
   auto* payload_file =
       command->add_option("--payload-file", args->payload_file, "Read the JSON from F (- = stdin)")
           ->type_name("F");
@@ -75,13 +75,13 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
       ->type_name("NAME=VALUE");
   command->add_flag("--json", args->json, "Print {id, seq, status}");
   command->callback([session, args, payload, payload_file]() {
-    if (payload->count() == 0 && payload_file->count() == 0) {
-      throw UsageError("enqueue needs --payload JSON or --payload-file F");
-    }
     NewEvent event;
     event.topic = args->topic;
-    event.payload =
-        payload_file->count() > 0 ? read_payload_file(args->payload_file) : args->payload;
+    if (payload_file->count() > 0) {
+      event.payload = read_payload_file(args->payload_file);
+    } else if (payload->count() > 0) {
+      event.payload = args->payload;
+    }
     event.key = args->key;
     event.id = args->id;
     event.dedup_key = args->dedup_key;

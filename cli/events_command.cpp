@@ -45,7 +45,7 @@ void add_events_command(CLI::App& app, std::shared_ptr<Session> session) {
       throw UsageError("--state needs --consumer: a state is always some consumer's view");
     }
     if (!args->since.empty()) filter.since = parse_time_or_ago(args->since, system_clock()->now());
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     const auto events = list_events(db, filter);
     if (args->json) {
       Json list = Json::array();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "file_not_ready.hpp"
 #include "sluice/error.hpp"
 #include "usage_error.hpp"
 
@@ -13,7 +14,8 @@ namespace sluice::cli {
 const char* const kExitCodesHelp =
     "Exit codes: 0 ok; 1 not found (file, event, consumer, dead letter) or check warnings;\n"
     "            2 usage or bad input (flags, JSON, time, duration); 3 database error\n"
-    "            (not SQLite, corrupt, newer schema, locked, I/O).";
+    "            (not SQLite, corrupt, newer schema, locked, I/O); 4 check found problems;\n"
+    "            5 not a sluice file (run init) or an older schema (run migrate).";
 
 namespace {
 
@@ -32,6 +34,8 @@ int report_error(std::exception_ptr error, std::ostream& err) {
     std::rethrow_exception(error);
   } catch (const UsageError& e) {
     return print(err, e.what(), kExitUsage);
+  } catch (const FileNotReady& e) {
+    return print(err, e.what(), kExitNotReady);
   } catch (const InvalidArgument& e) {
     return print(err, e.what(), kExitUsage);
   } catch (const NotFound& e) {

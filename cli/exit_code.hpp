@@ -14,10 +14,13 @@ enum ExitCode : int {
   kExitWarnings = 1,
   // Bad usage or input: unknown flag, malformed JSON, time or duration, a refused option.
   kExitUsage = 2,
-  // `check` found problems (integrity, schema, an unusable file).
-  kExitProblems = 2,
   // The database failed: not an SQLite file, corrupt, newer schema, locked, I/O.
   kExitDatabase = 3,
+  // `check` found problems (integrity, schema, an unusable file).
+  kExitProblems = 4,
+  // The file is SQLite but not ready for this sluice: no sluice tables (`sluice init`) or an
+  // older schema (`sluice migrate`). Nothing was written.
+  kExitNotReady = 5,
 };
 
 // The text `sluice --help` shows about exit codes.

@@ -4,8 +4,10 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include "commands.hpp"
 #include "json_fields.hpp"
@@ -32,22 +34,37 @@ bool has_column(const std::vector<std::string>& columns, const std::string& name
   return std::find(columns.begin(), columns.end(), name) != columns.end();
 }
 
-// Copies into the attached `incident` database the rows of every sluice table that belong to
-// `event`: the event itself, rows keyed by its seq or ID (deliveries, attempts, dead letters,
-// seen marks), and the consumers and subscriptions they refer to. Claims are live state of a
-// running worker and stay behind. Returns rows copied per table.
+// A file URI for `path` with `query` ("mode=ro"): every byte but unreserved ones percent-encoded.
+std::string file_uri(const std::string& path, const std::string& query) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) ||
+        std::string_view("/._-~").find(static_cast<char>(c)) != std::string_view::npos) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return uri + "?" + query;
+}
+
+// Copies into the incident file (`main`) from the attached `source` database the rows of every
+// sluice table that belong to `event`: the event itself, rows keyed by its seq or ID (deliveries,
+// attempts, dead letters, seen marks), and the consumers and subscriptions they refer to. Claims
+// are live state of a running worker and stay behind. Returns rows copied per table.
 std::map<std::string, long long> copy_incident(SQLite::Database& db, const Event& event) {
   std::vector<std::string> tables;
   {
     SQLite::Statement query(db,
-                            "SELECT name FROM incident.sqlite_master WHERE type = 'table' AND "
+                            "SELECT name FROM main.sqlite_master WHERE type = 'table' AND "
                             "name LIKE 'sluice\\_%' ESCAPE '\\' ORDER BY rowid");
     while (query.executeStep()) tables.push_back(query.getColumn(0).getString());
   }
   std::map<std::string, long long> copied;
   for (const std::string& table : tables) {
     if (table == "sluice_meta" || table == "sluice_claims") continue;
-    const auto columns = columns_of(db, "incident", table);
+    const auto columns = columns_of(db, "main", table);
     std::string condition;
     if (table == "sluice_events") {
       condition = "seq = :seq";
@@ -63,9 +80,9 @@ std::map<std::string, long long> copy_incident(SQLite::Database& db, const Event
     std::string column_list;
     for (const auto& column : columns)
       column_list += (column_list.empty() ? "" : ", ") + quoted(column);
-    SQLite::Statement copy(db, "INSERT OR REPLACE INTO incident." + quoted(table) + " (" +
-                                   column_list + ") SELECT " + column_list + " FROM main." +
-                                   quoted(table) + " WHERE " + condition);
+    SQLite::Statement copy(db, "INSERT OR REPLACE INTO main." + quoted(table) + " (" + column_list +
+                                   ") SELECT " + column_list + " FROM source." + quoted(table) +
+                                   " WHERE " + condition);
     if (condition.find(":seq") != std::string::npos) copy.bind(":seq", event.seq);
     if (condition.find(":id") != std::string::npos) copy.bind(":id", event.id);
     copied[table] = copy.exec();
@@ -88,16 +105,21 @@ void add_export_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->footer(
       "The file is a standalone sluice database: open it with sluice::open_database (or load it\n"
       "into :memory:) and replay the incident against a handler in a unit test.\nExample:\n  "
-      "sluice --db app.db export --event 01JD0F3W5R8M9K2Q7Y4T6V1B3N -o incident.db");
-  command->add_option("--event", args->event_id, "The event's ID")->required();
+      "sluice --db app.db export 01JD0F3W5R8M9K2Q7Y4T6V1B3N -o incident.db");
+  auto* positional = command->add_option("EVENT_ID", args->event_id, "The event's ID");
+  command->add_option("--event", args->event_id, "The event's ID (as EVENT_ID)")
+      ->excludes(positional);
   command->add_option("-o,--output", args->output, "The incident file to create")
       ->type_name("FILE")
       ->required();
   command->add_flag("--force", args->force, "Overwrite FILE if it exists");
   command->add_flag("--json", args->json, "Print {event_id, output, rows: {table: count}}");
   command->callback([session, args]() {
-    SQLite::Database db = session->open();
-    const Event event = find_event(db, args->event_id);
+    if (args->event_id.empty()) throw UsageError("export: no EVENT_ID given");
+    const Event event = [&] {
+      SQLite::Database db = session->open_read_only();
+      return find_event(db, args->event_id);
+    }();
     if (std::filesystem::exists(args->output)) {
       if (!args->force) {
         throw UsageError("export: '" + args->output + "' exists; pass --force to overwrite it");
@@ -106,20 +128,17 @@ void add_export_command(CLI::App& app, std::shared_ptr<Session> session) {
         std::filesystem::remove(args->output + suffix);
     }
     open_database(args->output, session->options(), OpenMode::kCreate);
-
-    SQLite::Statement attach(db, "ATTACH DATABASE ? AS incident");
-    attach.bind(1, args->output);
+    // The incident file is the connection's main database and the source is attached read-only
+    // (an attached database shares its connection's flags, so not the other way round).
+    SQLite::Database db(file_uri(args->output, "mode=rw"),
+                        SQLite::OPEN_READWRITE | SQLite::OPEN_URI);
+    configure_connection(db, session->options());
+    SQLite::Statement attach(db, "ATTACH DATABASE ? AS source");
+    attach.bind(1, file_uri(session->db_path, "mode=ro"));
     attach.exec();
-    std::map<std::string, long long> copied;
-    try {
-      SQLite::Transaction transaction(db);
-      copied = copy_incident(db, event);
-      transaction.commit();
-    } catch (...) {
-      db.exec("DETACH DATABASE incident");
-      throw;
-    }
-    db.exec("DETACH DATABASE incident");
+    SQLite::Transaction transaction(db);
+    const auto copied = copy_incident(db, event);
+    transaction.commit();
 
     if (args->json) {
       return print_json(std::cout,

@@ -162,10 +162,17 @@ TimePoint parse_time(const std::string& text) {
 std::string format_duration(Duration d) {
   if (d.count() < 0) return "-" + format_duration(-d);
   if (d.count() == 0) return "0s";
+  if (d < seconds(1)) return std::to_string(d.count()) + "ms";
+  if (d < minutes(1)) {
+    // Tenths of a second read as a duration ("26.8s"); "26s813ms" reads as two numbers.
+    const long long tenths = d.count() / 100;
+    return std::to_string(tenths / 10) +
+           (tenths % 10 == 0 ? "" : "." + std::to_string(tenths % 10)) + "s";
+  }
   std::string text;
   int parts = 0;
   for (const Unit& unit : kUnits) {
-    if (parts == 2) break;
+    if (parts == 2 || unit.length < seconds(1)) break;
     const long long count = d / unit.length;
     if (count > 0) {
       text += std::to_string(count) + unit.suffix;

@@ -15,7 +15,8 @@ std::string format_time(TimePoint t);
 // ('t', 'z' and a space separator accepted too). Throws UsageError naming the text.
 TimePoint parse_time(const std::string& text);
 
-// Shortest form in the largest units, at most two of them: "250ms", "30s", "15m", "1h30m", "7d".
+// As a duration reads: "250ms" under a second, "26.8s" (tenths, rounded down) under a minute,
+// else at most two of the largest units, rounded down: "4m12s", "1h30m", "7d".
 std::string format_duration(Duration d);
 
 // One or more <integer><unit> parts, unit one of ms, s, m, h, d: "30s", "15m", "12h", "7d",

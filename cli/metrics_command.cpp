@@ -12,11 +12,12 @@ namespace {
 
 // Serves the file's metrics until Ctrl-C, reading the file fresh on each scrape.
 void serve_metrics(const Session& session, const std::string& listen) {
-  session.open();  // fail now, not on the first scrape, if the file is missing or unusable
+  session
+      .open_read_only();  // fail now, not on the first scrape, if the file is missing or unusable
   InterruptWatch interrupt;
   // A connection per scrape: connections are never shared between the server's threads.
   MetricsServer server(listen, [&session] {
-    SQLite::Database db = session.open();
+    SQLite::Database db = session.open_read_only();
     return metrics_text(db, session.options());
   });
   std::cerr << "serving " << server.url() << " (Ctrl-C to stop)" << std::endl;
@@ -43,7 +44,7 @@ void add_metrics_command(CLI::App& app, std::shared_ptr<Session> session) {
       ->type_name("HOST:PORT");
   command->callback([session, args]() {
     if (!args->listen.empty()) return serve_metrics(*session, args->listen);
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     std::cout << metrics_text(db, session->options());
   });
 }

@@ -78,7 +78,7 @@ void add_show_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->add_option("EVENT_ID", args->event_id, "The event's ID")->required();
   command->add_flag("--json", args->json, "Print {event, deliveries: [...], attempts: [...]}");
   command->callback([session, args]() {
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     const Event event = find_event(db, args->event_id);
     const auto deliveries = delivery_statuses(db, event);
     const auto attempts = attempt_history(db, event);

@@ -160,7 +160,7 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
       ->type_name("SECONDS");
   command->callback([session, args]() {
     const Duration interval = args->watch.empty() ? Duration(0) : parse_interval(args->watch);
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     if (!args->watch.empty()) return watch(db, *session, args->json, interval);
     const TimePoint now = system_clock()->now();
     const auto stats = consumer_stats(db, session->options());

@@ -38,7 +38,7 @@ void add_tail_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->add_option("--topic", args->topic, "Only this topic");
   command->add_flag("--json", args->json, "One event object per line (as in `events --json`)");
   command->callback([session, args]() {
-    SQLite::Database db = session->open();
+    SQLite::Database db = session->open_read_only();
     InterruptWatch interrupt;
     EventFilter filter;
     filter.topic = args->topic;

@@ -48,7 +48,7 @@ TEST_CASE("a missing file is never created: exit 1 naming the file") {
     CHECK_FALSE(std::filesystem::exists(f.db_path));
   }
   const auto check = f.sluice({"check", "--json"});
-  CHECK(check.exit_code == 2);
+  CHECK(check.exit_code == 4);
   CHECK(json::parse(check.out)["checks"][0]["name"] == "file");
   CHECK_FALSE(std::filesystem::exists(f.db_path));
 }
@@ -56,7 +56,8 @@ TEST_CASE("a missing file is never created: exit 1 naming the file") {
 TEST_CASE("no --db and no SLUICE_DB is a usage error") {
   const auto result = CliFixture::sluice_bare({"stats"});
   CHECK(result.exit_code == 2);
-  CHECK(result.err == "sluice: no database: pass --db FILE or set SLUICE_DB\n");
+  CHECK(result.err ==
+        "sluice: no database: pass --db FILE or set SLUICE_DB (see sluice stats --help)\n");
 }
 
 TEST_CASE("a file that is not SQLite: exit 3, file untouched; check says problem") {
@@ -75,7 +76,7 @@ TEST_CASE("a file that is not SQLite: exit 3, file untouched; check says problem
   }
   CHECK(f.sluice({"init"}).exit_code == 3);
   const auto check = f.sluice({"check", "--json"});
-  CHECK(check.exit_code == 2);
+  CHECK(check.exit_code == 4);
   CHECK(json::parse(check.out)["status"] == "problem");
   CHECK(file_bytes(f.db_path) == before);
 }
@@ -107,7 +108,7 @@ TEST_CASE("a corrupt file: exit 3; check reports the integrity problem with exit
   CHECK(events.exit_code == 3);
   CHECK(one_line(events.err));
   const auto check = f.sluice({"check", "--json"});
-  CHECK(check.exit_code == 2);
+  CHECK(check.exit_code == 4);
   const auto report = json::parse(check.out);
   CHECK(report["status"] == "problem");
   bool integrity_problem = false;
@@ -136,7 +137,7 @@ TEST_CASE("a file with a newer schema: exit 3 naming both versions; nothing chan
   }
   CHECK(f.sluice({"init"}).exit_code == 3);
   const auto check = f.sluice({"check", "--json"});
-  CHECK(check.exit_code == 2);
+  CHECK(check.exit_code == 4);
   CHECK(json::parse(check.out)["checks"][0]["name"] == "schema");
   SQLite::Database db(f.db_path, SQLite::OPEN_READONLY);
   CHECK(db.execAndGet("SELECT count(*) FROM sluice_events").getInt() == 1);

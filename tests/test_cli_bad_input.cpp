@@ -98,7 +98,6 @@ TEST_CASE("bad durations, times and flags: exit 2 with a message naming them") {
       {{"dlq", "replay", "x", "--all"}, "EVENT_ID... or --all"},
       {{"dlq", "discard", "--all"}, "--note"},
       {{"dlq", "discard", "--all", "--note", " "}, "non-empty --note"},
-      {{"enqueue", "--topic", "t"}, "--payload"},
       {{"enqueue", "--topic", "t", "--payload", "{}", "--header", "novalue"}, "NAME=VALUE"},
       {{"replay", "--consumer", "billing"}, "--since"},
       {{"metrics", "--listen", "localhost"}, "HOST:PORT"},

@@ -55,6 +55,14 @@ TEST_CASE("format_duration uses the largest units, at most two") {
   CHECK(format_duration(-30s) == "-30s");
 }
 
+TEST_CASE("format_duration reads like a duration: tenths under a minute, no ms above") {
+  CHECK(format_duration(26813ms) == "26.8s");
+  CHECK(format_duration(1050ms) == "1s");
+  CHECK(format_duration(999ms) == "999ms");
+  CHECK(format_duration(4min + 12s + 345ms) == "4m12s");
+  CHECK(format_duration(1min + 5ms) == "1m");
+}
+
 TEST_CASE("parse_duration reads units and sums parts") {
   CHECK(parse_duration("30s") == 30s);
   CHECK(parse_duration("15m") == 15min);

@@ -31,6 +31,40 @@ TEST_CASE("kExisting refuses to create a missing file") {
   CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
 }
 
+TEST_CASE("kReadOnly writes nothing: no schema, no journal mode, no migration") {
+  TempDir dir;
+  const std::string plain = dir.file("plain.db");
+  {
+    SQLite::Database db(plain, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE orders (id TEXT)");
+  }
+  {
+    SQLite::Database db = open_database(plain, {}, OpenMode::kReadOnly);
+    CHECK(stored_schema_version(db) == 0);
+    CHECK(db.execAndGet("PRAGMA journal_mode").getString() == "delete");
+    CHECK_THROWS(db.exec("CREATE TABLE t (x)"));
+  }
+  CHECK_FALSE(SQLite::Database(plain).tableExists("sluice_meta"));
+  const std::string older = dir.file("older.db");
+  open_database(older).exec("UPDATE sluice_meta SET value = 3 WHERE name = 'schema_version'");
+  {
+    SQLite::Database db = open_database(older, {}, OpenMode::kReadOnly);
+    CHECK(stored_schema_version(db) == 3);
+  }
+  SQLite::Database reopened(older);
+  CHECK(stored_schema_version(reopened) == 3);  // still: reading did not migrate it
+  CHECK_THROWS_AS(open_database(dir.file("missing.db"), {}, OpenMode::kReadOnly), NotFound);
+  CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
+}
+
+TEST_CASE("an error opening a file names the file and says SQLite's message once") {
+  TempDir dir;
+  const std::string path = dir.file("no-such-dir/app.db");
+  const std::string expected =
+      "sluice: open database '" + path + "': unable to open database file (code 14)";
+  CHECK_THROWS_WITH(open_database(path), expected.c_str());
+}
+
 TEST_CASE("a file that is not a database is refused and left untouched") {
   TempDir dir;
   const std::string path = dir.file("notes.txt");

@@ -83,17 +83,31 @@ int ensure_schema(SQLite::Database& db) {
   });
 }
 
+namespace {
+
+// What a read-only connection gets too: the busy handler, and a non-database file turned into
+// SQLITE_NOTADB here by reading the schema, not later.
+void prepare_connection(SQLite::Database& db, const Options& options) {
+  sqlite3_busy_handler(
+      db.getHandle(), busy_handler,
+      reinterpret_cast<void*>(static_cast<std::intptr_t>(options.busy_timeout.count())));
+  db.exec("SELECT count(*) FROM sqlite_master");
+}
+
+// The pragmas that write: WAL for a file, the synchronous level.
+void set_write_pragmas(SQLite::Database& db, const Options& options) {
+  const std::string file = sqlite3_db_filename(db.getHandle(), "main");
+  if (!file.empty()) db.exec("PRAGMA journal_mode = WAL");
+  db.exec(options.synchronous == Synchronous::kFull ? "PRAGMA synchronous = FULL"
+                                                    : "PRAGMA synchronous = NORMAL");
+}
+
+}  // namespace
+
 void configure_connection(SQLite::Database& db, const Options& options) {
   guarded("configure connection", [&] {
-    sqlite3_busy_handler(
-        db.getHandle(), busy_handler,
-        reinterpret_cast<void*>(static_cast<std::intptr_t>(options.busy_timeout.count())));
-    // Reading the schema first turns a non-database file into SQLITE_NOTADB here, not later.
-    db.exec("SELECT count(*) FROM sqlite_master");
-    const std::string file = sqlite3_db_filename(db.getHandle(), "main");
-    if (!file.empty()) db.exec("PRAGMA journal_mode = WAL");
-    db.exec(options.synchronous == Synchronous::kFull ? "PRAGMA synchronous = FULL"
-                                                      : "PRAGMA synchronous = NORMAL");
+    prepare_connection(db, options);
+    set_write_pragmas(db, options);
   });
   remember_clock(db, options.clock);
 }
@@ -101,14 +115,28 @@ void configure_connection(SQLite::Database& db, const Options& options) {
 SQLite::Database open_database(const std::string& path, const Options& options, OpenMode mode) {
   options.validate();
   const bool memory = path == ":memory:" || path.empty();
-  if (mode == OpenMode::kExisting && !memory && !std::filesystem::exists(path)) {
+  if (mode != OpenMode::kCreate && !memory && !std::filesystem::exists(path)) {
     throw NotFound("sluice: open database: no file at '" + path + "' (only init creates one)");
   }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  int flags = SQLITE_OPEN_NOMUTEX;
+  flags |= mode == OpenMode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (mode == OpenMode::kCreate) flags |= SQLITE_OPEN_CREATE;
-  SQLite::Database db =
-      guarded("open database", [&] { return SQLite::Database(memory ? ":memory:" : path, flags); });
-  configure_connection(db, options);
+  const std::string operation = "open database '" + path + "'";
+  SQLite::Database db = guarded(operation.c_str(), [&] {
+    SQLite::Database opened(memory ? ":memory:" : path, flags);
+    prepare_connection(opened, options);
+    return opened;
+  });
+  // Calls on this connection whose Options name no clock use this one (connection_clock.hpp).
+  remember_clock(db, options.clock);
+  if (mode == OpenMode::kReadOnly) {
+    const int found = stored_schema_version(db);
+    if (found > schema::current_version()) {
+      throw SchemaVersionError(found, schema::current_version());
+    }
+    return db;
+  }
+  guarded("configure connection", [&] { set_write_pragmas(db, options); });
   ensure_schema(db);
   return db;
 }

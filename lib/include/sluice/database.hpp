@@ -17,11 +17,16 @@ enum class OpenMode {
   kCreate,
   // The file must exist; NotFound otherwise. Used by tools that must never create a file.
   kExisting,
+  // The file must exist; opened read-only (SQLITE_OPEN_READONLY): no pragma that writes, no
+  // journal mode change, no schema created or migrated, whatever sluice version the file holds
+  // (see stored_schema_version: 0 for a file without sluice tables). For tools that only read.
+  kReadOnly,
 };
 
 // Opens `path` (a file or ":memory:") for sluice: WAL journal (files only), the busy timeout and
 // synchronous level from `options`. Creates or migrates the sluice schema in its
-// own transaction. Throws NotFound (kExisting and no file), NotADatabaseError,
+// own transaction (kReadOnly: only the busy timeout; nothing written). Errors name the path.
+// Throws NotFound (kExisting or kReadOnly, and no file), NotADatabaseError,
 // CorruptDatabaseError, SchemaVersionError (file newer than the library) or DatabaseError.
 // The returned connection belongs to the calling thread's use only. Records `options.clock` as
 // the connection's clock until it closes: calls on it whose Options name no clock use it.

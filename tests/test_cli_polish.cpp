@@ -1,0 +1,118 @@
+// What a newcomer meets first: --version, help that shows each command, errors that say where to
+// look, a payload that defaults as in the library, a busy timeout that can be set.
+#include <doctest/doctest.h>
+
+#include "support/cli_fixture.hpp"
+
+using namespace sluice::test;
+
+TEST_CASE("--version names the release and the schema it writes") {
+  const auto result = CliFixture::sluice_bare({"--version"});
+  CHECK(result.exit_code == 0);
+  CHECK(result.out.rfind("sluice ", 0) == 0);
+  CHECK(result.out.find(" (schema version " + std::to_string(sluice::schema_version()) + ")\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("each command's --help shows an example of that command") {
+  for (const std::string command :
+       {"init", "migrate", "stats", "events", "show", "tail", "enqueue", "dlq", "replay",
+        "consumer", "prune", "check", "export", "metrics"}) {
+    CAPTURE(command);
+    const auto help = CliFixture::sluice_bare({command, "--help"});
+    CHECK(help.exit_code == 0);
+    const auto example = help.out.find("Example:\n");
+    REQUIRE(example != std::string::npos);
+    CHECK(help.out.find("sluice --db app.db " + command, example) != std::string::npos);
+  }
+}
+
+TEST_CASE("usage errors point to the command's --help; a mistyped command gets the nearest") {
+  CliFixture f;
+  f.init();
+  const auto flag = f.sluice({"dlq", "list", "--no-such-flag"});
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.err.find("--no-such-flag") != std::string::npos);
+  CHECK(flag.err.find("(see sluice dlq list --help)\n") != std::string::npos);
+  const auto typo = f.sluice({"stat"});
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err == "sluice: unknown command 'stat'; did you mean 'stats'? (see sluice --help)\n");
+  CHECK(f.sluice({"frobnicate"}).err ==
+        "sluice: unknown command 'frobnicate' (see sluice --help)\n");
+  const auto refused = f.sluice({"prune", "--older-than", "1s"});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("(see sluice prune --help)\n") != std::string::npos);
+}
+
+TEST_CASE("enqueue without a payload stores {} as the library does") {
+  CliFixture f;
+  f.init();
+  CHECK(f.sluice({"enqueue", "--topic", "t"}).exit_code == 0);
+  const auto events = f.json({"events"})["events"];
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["payload"] == nlohmann::json::object());
+}
+
+TEST_CASE("export takes the event ID as its positional argument, like show") {
+  CliFixture f;
+  f.init();
+  const std::string id = f.enqueue_order(1);
+  const std::string out = f.dir.file("incident.db");
+  CHECK(f.json({"export", id, "-o", out})["event_id"] == id);
+  const auto none = f.sluice({"export", "-o", f.dir.file("other.db")});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no EVENT_ID") != std::string::npos);
+}
+
+TEST_CASE("--busy-timeout takes a duration and refuses anything else before opening the file") {
+  CliFixture f;
+  f.init();
+  CHECK(f.sluice({"--busy-timeout", "2s", "stats"}).exit_code == 0);
+  const auto bad = f.sluice({"--busy-timeout", "soon", "stats"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("invalid duration 'soon'") != std::string::npos);
+}
+
+TEST_CASE("a file that is not SQLite is named once with its path, its error said once") {
+  CliFixture f;
+  {
+    std::ofstream out(f.db_path);
+    out << "not a database at all, not even close to one; just some text\n";
+  }
+  const auto result = f.sluice({"stats"});
+  CHECK(result.exit_code == 3);
+  CHECK(result.err ==
+        "sluice: open database '" + f.db_path + "': file is not a database (code 26)\n");
+}
+
+TEST_CASE("check says where its dedup horizon comes from") {
+  CliFixture f;
+  f.init();
+  f.enqueue_order(1);
+  f.deliver();  // billing's own policy: two attempts 1 ms apart, far under the default's
+  const auto checks = f.json({"check"})["checks"];
+  std::string detail;
+  for (const auto& check : checks) {
+    if (check["name"] == "dedup_horizon") detail = check["detail"];
+  }
+  CHECK(detail ==
+        "18s (the default retry policy's span, a floor above every consumer's own): "
+        "prune with --older-than at least this");
+}
+
+TEST_CASE("dlq discard --json shows the records as the discard left them, as dlq list does") {
+  CliFixture f;
+  f.init();
+  const std::string id = f.enqueue_order(1, true);
+  f.deliver();
+  const auto discarded = f.json({"dlq", "discard", id, "--note", "test order"})["dead_letters"];
+  REQUIRE(discarded.size() == 1);
+  CHECK(discarded[0]["discarded"] == true);
+  CHECK(discarded[0]["note"] == "test order");
+  CHECK(discarded[0]["reason"] == "permanent");
+  const auto listed = f.json({"dlq", "list", "--discarded"})["dead_letters"];
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0] == discarded[0]);
+  const auto text = f.sluice({"dlq", "list", "--discarded"});
+  CHECK(text.out.find("permanent, discarded") != std::string::npos);
+}
