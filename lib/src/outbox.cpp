@@ -52,8 +52,11 @@ void require_own_id(const NewEvent& event) {
   }
 }
 
+}  // namespace
+
 // Writes events on one connection with statements prepared once: an Outbox's, or the one
-// enqueue() keeps for a connection.
+// enqueue() keeps for a connection. Outside the anonymous namespace: Outbox::Impl, a class of
+// the public header, derives from it.
 struct EventWriter : ConnectionCached {
   EventWriter(SQLite::Database& connection, Options opts)
       : db(connection),
@@ -236,6 +239,8 @@ struct EventWriter : ConnectionCached {
   std::vector<std::string> row_ids;
   std::vector<std::string> row_headers;
 };
+
+namespace {
 
 // The key of enqueue()'s writer among a connection's cached objects.
 const char kWriterKey = 0;
