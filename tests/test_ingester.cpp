@@ -213,56 +213,48 @@ TEST_CASE("messages an ingester fetched and never committed come back first, in 
   for (int i = 0; i < 40; ++i) CHECK(events[i].id == "id-" + std::to_string(1000000 + i));
 }
 
-TEST_CASE("a message that is not a sluice event is terminated and the rest still ingested") {
+namespace {
+
+// Publishes `before` events, the one `refused` message, then `after` events; an ingester must
+// store every event but that one, terminate it alone, and count it malformed.
+void expect_terminated_alone(const nats::OutgoingMessage& refused, int before, int after) {
   Broker broker;
   TempDir dir;
-  publish_events(broker.client, 0, 3);
-  REQUIRE(broker.client
-              .publish(std::vector<nats::OutgoingMessage>{{"sluice.stray", "stray-1", "hello", {}}},
-                       std::chrono::seconds(5))
-              .front()
-              .acknowledged());
-  publish_events(broker.client, 3, 3);
+  publish_events(broker.client, 0, before);
+  REQUIRE(
+      broker.client.publish(std::vector<nats::OutgoingMessage>{refused}, std::chrono::seconds(5))
+          .front()
+          .acknowledged());
+  publish_events(broker.client, before, after);
   Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
-  poll_until(ingester, 6);
-  CHECK(ingester.counters().received == 6);
+  poll_until(ingester, before + after);
+  CHECK(ingester.counters().received == before + after);
   CHECK(ingester.counters().malformed == 1);
+  SQLite::Database db = open_database(dir.file("b.db"));
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events").getInt() == before + after);
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events WHERE id = '" +
+                      std::string(refused.msg_id) + "'")
+            .getInt() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a message that is not a sluice event is terminated and the rest still ingested") {
+  expect_terminated_alone({"sluice.stray", "stray-1", "hello", {}}, 3, 3);
 }
 
 TEST_CASE("an event sluice refuses is terminated alone; the rest of its fetch is stored") {
-  Broker broker;
-  TempDir dir;
-  publish_events(broker.client, 0, 3);
   // A sluice event in form whose payload is not JSON: refused when stored, not when read.
-  const std::vector<nats::OutgoingMessage> refused = {
-      {"sluice.order.placed", "bad-1", "not json", {{"Sluice-Topic", "order.placed"}}}};
-  REQUIRE(broker.client.publish(refused, std::chrono::seconds(5)).front().acknowledged());
-  publish_events(broker.client, 3, 3);
-  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
-  poll_until(ingester, 6);
-  CHECK(ingester.counters().received == 6);
-  CHECK(ingester.counters().malformed == 1);
-  SQLite::Database db = open_database(dir.file("b.db"));
-  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events WHERE id = 'bad-1'").getInt() == 0);
+  expect_terminated_alone(
+      {"sluice.order.placed", "bad-1", "not json", {{"Sluice-Topic", "order.placed"}}}, 3, 3);
 }
 
 TEST_CASE("a message whose headers are not UTF-8 is terminated alone, not stored altered") {
-  Broker broker;
-  TempDir dir;
-  publish_events(broker.client, 0, 2);
-  const std::vector<nats::OutgoingMessage> refused = {
-      {"sluice.order.placed",
-       "bad-1",
-       "{}",
-       {{"Sluice-Topic", "order.placed"}, {"trace", "\xFF\xFE-abc"}}}};
-  REQUIRE(broker.client.publish(refused, std::chrono::seconds(5)).front().acknowledged());
-  publish_events(broker.client, 2, 2);
-  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
-  poll_until(ingester, 4);
-  CHECK(ingester.counters().received == 4);
-  CHECK(ingester.counters().malformed == 1);
-  SQLite::Database db = open_database(dir.file("b.db"));
-  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events WHERE id = 'bad-1'").getInt() == 0);
+  expect_terminated_alone({"sluice.order.placed",
+                           "bad-1",
+                           "{}",
+                           {{"Sluice-Topic", "order.placed"}, {"trace", "\xFF\xFE-abc"}}},
+                          2, 2);
 }
 
 TEST_CASE("a started ingester keeps ingesting across a broker restart") {
