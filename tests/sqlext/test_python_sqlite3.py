@@ -1,0 +1,206 @@
+"""The extension in Python's standard sqlite3 module (run with Debian's /usr/bin/python3, whose
+sqlite3 can load extensions): bad input, a Python producer beside a C++ worker, and a Python
+consumer whose effect stays exactly-once when it is killed with SIGKILL mid-batch.
+
+Usage: test_python_sqlite3.py EXTENSION CLI_TEST_WORKER
+       test_python_sqlite3.py --consume EXTENSION DB PAUSE_AFTER  (the consumer child)"""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+from sluice_sql import connect, expect_error, scalar, wait_until
+
+CONSUMER = "pyworker"
+
+
+def bad_input_is_an_sql_error_and_writes_nothing(ext, tmp):
+    con = connect(os.path.join(tmp, "bad.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    con.execute("CREATE TABLE orders (id TEXT PRIMARY KEY)")
+    enqueue = "SELECT sluice_enqueue(?, ?, ?, ?, ?, ?, ?)"
+    cases = [
+        (("t", '{"a":', None, None, None, None, None), ["JSON"]),
+        (("t", '"' + "x" * (1 << 20) + '"', None, None, None, None, None), ["bytes", "limit"]),
+        (("", "{}", None, None, None, None, None), ["topic is empty"]),
+        (("t", None, None, None, None, None, None), ["payload is NULL"]),
+        (("t", "{}", None, None, None, "tomorrow", None), ["not_before"]),
+        (("t", "{}", None, None, None, None, "[1]"), ["headers"]),
+        (("t", "{}", None, None, None, None, '{"trace": 7}'), ["header 'trace'"]),
+    ]
+    for args, words in cases:
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("INSERT INTO orders VALUES ('o1')")
+        expect_error(con, enqueue, args, words)
+        # The failed call left the transaction usable and wrote nothing of its own.
+        assert con.in_transaction, f"{args[:2]}: the transaction was rolled back"
+        assert scalar(con, "SELECT count(*) FROM sluice_events") == 0
+        con.execute("ROLLBACK")
+    # Operator verbs run in transactions of their own, and say so inside one.
+    con.execute("BEGIN")
+    expect_error(con, "SELECT sluice_claim('c')", (), ["outside BEGIN"])
+    con.execute("ROLLBACK")
+    expect_error(con, "SELECT sluice_claim('nobody')", (), ["no consumer named 'nobody'"])
+    expect_error(con, "SELECT sluice_done('nobody', 'e1')", (), ["not in this connection's claim"])
+    con.close()
+
+
+def a_file_without_the_schema_is_refused_and_left_alone(ext, tmp):
+    path = os.path.join(tmp, "plain.db")
+    plain = sqlite3.connect(path)
+    plain.execute("CREATE TABLE notes (body TEXT)")
+    plain.commit()
+    plain.close()
+    before = open(path, "rb").read()
+    con = connect(path, ext)
+    expect_error(con, "SELECT sluice_enqueue('t', '{}')", (), ["no sluice schema", "sluice init"])
+    expect_error(con, "SELECT * FROM sluice_stats", (), ["no sluice schema"])
+    assert scalar(con, "PRAGMA journal_mode") == "delete"
+    con.close()
+    assert open(path, "rb").read() == before, "loading the extension changed a foreign file"
+
+
+def duplicates_return_the_existing_event(ext, tmp):
+    con = connect(os.path.join(tmp, "dup.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    first = json.loads(scalar(con, "SELECT sluice_enqueue_result('t', '{}', NULL, 'id-1')"))
+    again = json.loads(scalar(con, "SELECT sluice_enqueue_result('t', '[]', NULL, 'id-1')"))
+    assert first["status"] == "stored" and again == {**first, "status": "duplicate_id"}, again
+    keyed = scalar(con, "SELECT sluice_enqueue('t', '{}', NULL, NULL, 'order-1:paid')")
+    same = json.loads(scalar(con, "SELECT sluice_enqueue_result('t', '{}', NULL, NULL, "
+                                  "'order-1:paid')"))
+    assert same["status"] == "duplicate_dedup_key" and same["id"] == keyed, same
+    assert scalar(con, "SELECT sluice_enqueue('t', '{}', NULL, 'id-1')") == "id-1"
+    assert scalar(con, "SELECT count(*) FROM sluice_events") == 2
+    con.close()
+
+
+def a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp):
+    path = os.path.join(tmp, "shop.db")
+    con = connect(path, ext)
+    scalar(con, "SELECT sluice_init()")
+    worker = subprocess.Popen([worker_binary, path, "20"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout.readline().strip() == "ready"
+        con.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, cents INTEGER)")
+        ledger = []
+        for order in range(30):
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("INSERT INTO orders VALUES (?, ?)", (order, 100 * order))
+            event_id = scalar(con, "SELECT sluice_enqueue('order.placed', json_object('order', ?),"
+                                   " ?)", (order, str(order)))
+            if order % 10 == 9:
+                con.execute("ROLLBACK")  # neither the order nor its event
+                continue
+            con.execute("COMMIT")
+            ledger.append(event_id)
+        wait_until("the worker to apply every committed order",
+                   lambda: scalar(con, "SELECT count(*) FROM applied") >= len(ledger))
+        applied = [row[0] for row in con.execute("SELECT event_id FROM applied")]
+        assert sorted(applied) == sorted(ledger), "applied is not exactly the committed events"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+    assert worker.returncode == 0, worker.returncode
+    con.close()
+
+
+def consume(ext, path, pause_after):
+    """The consumer child: handles every claimed event in its own transaction with its effect
+    and sluice_done, reports each commit, and stops (to be killed) after `pause_after` of them."""
+    con = connect(path, ext)
+    total = scalar(con, "SELECT count(*) FROM sluice_events")
+    done = 0
+    while scalar(con, "SELECT count(DISTINCT event_id) FROM effects") < total:
+        events = json.loads(scalar(con, "SELECT sluice_claim(?, 10)", (CONSUMER,)))
+        if not events:
+            time.sleep(0.05)  # the app's poll: a crashed batch's retry waits for its backoff
+            continue
+        for event in events:
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("INSERT INTO effects (event_id, n) VALUES (?, ?)",
+                        (event["id"], event["payload"]["n"]))
+            scalar(con, "SELECT sluice_done(?, ?)", (CONSUMER, event["id"]))
+            con.execute("COMMIT")
+            done += 1
+            print(f"done {done}", flush=True)
+            if done == pause_after:
+                print("paused", flush=True)
+                sys.stdin.readline()  # killed here, its batch half done
+    print("finished", flush=True)
+
+
+def a_python_consumer_is_exactly_once_under_sigkill(ext, tmp):
+    path = os.path.join(tmp, "jobs.db")
+    con = connect(path, ext)
+    scalar(con, "SELECT sluice_init()")
+    con.execute("CREATE TABLE effects (event_id TEXT NOT NULL, n INTEGER)")  # no UNIQUE: a
+    # second effect of one event must show
+    scalar(con, "SELECT sluice_subscribe(?, 'job', '{\"start_from\": \"oldest\"}')", (CONSUMER,))
+    ledger = []
+    for batch in range(12):
+        con.execute("BEGIN IMMEDIATE")
+        ids = [scalar(con, "SELECT sluice_enqueue('job', json_object('n', ?))", (batch * 10 + i,))
+               for i in range(10)]
+        con.execute("COMMIT")
+        ledger += ids  # after the commit returned, as the torture suite's ledger
+
+    def child(pause_after):
+        return subprocess.Popen([sys.executable, __file__, "--consume", ext, path,
+                                 str(pause_after)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+
+    # Killed while paused in the middle of its first batch: 4 of 10 committed.
+    first = child(4)
+    while first.stdout.readline().strip() != "paused":
+        pass
+    first.kill()
+    first.wait()
+    # Killed wherever it is once it has committed 35 more: mid-batch, maybe mid-transaction.
+    second = child(-1)
+    while second.stdout.readline().strip() != "done 35":
+        pass
+    second.kill()
+    second.wait()
+    # A last one finishes the work, recovering the dead ones' claims first.
+    last = child(-1)
+    out, _ = last.communicate(timeout=120)
+    assert last.returncode == 0 and out.strip().endswith("finished"), out[-200:]
+
+    twice = con.execute("SELECT event_id, count(*) FROM effects GROUP BY event_id "
+                        "HAVING count(*) > 1").fetchall()
+    assert not twice, f"effects applied more than once: {twice}"
+    effects = [row[0] for row in con.execute("SELECT event_id FROM effects")]
+    assert sorted(effects) == sorted(ledger), "effects are not exactly the acknowledged events"
+    crashed = scalar(con, "SELECT count(*) FROM sluice_attempts WHERE earlier LIKE '%crashed%'")
+    assert crashed > 0, "no event went through crash recovery: the kills tested nothing"
+    assert scalar(con, "SELECT count(*) FROM sluice_claims") == 0
+    assert scalar(con, "SELECT count(*) FROM sluice_dead_letters") == 0
+    stats = con.execute("SELECT delivered_total, pending, claimed FROM sluice_stats "
+                        "WHERE consumer = ?", (CONSUMER,)).fetchone()
+    assert stats == (len(ledger), 0, 0), stats
+    con.close()
+    print(f"{len(ledger)} events consumed exactly once across 2 kills; {crashed} of them went "
+          "through crash recovery")
+
+
+def main():
+    if sys.argv[1] == "--consume":
+        consume(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
+    ext, worker_binary = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        bad_input_is_an_sql_error_and_writes_nothing(ext, tmp)
+        a_file_without_the_schema_is_refused_and_left_alone(ext, tmp)
+        duplicates_return_the_existing_event(ext, tmp)
+        a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp)
+        a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)
+    print("python sqlite3: all passed")
+
+
+if __name__ == "__main__":
+    main()
