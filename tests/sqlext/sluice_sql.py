@@ -4,10 +4,11 @@ import sqlite3
 import time
 
 
-def connect(path, extension):
+def connect(path, extension, timeout=10, check_same_thread=True):
     """A connection to `path` in autocommit mode (the test writes BEGIN and COMMIT itself) with
     the extension loaded."""
-    con = sqlite3.connect(path, isolation_level=None, timeout=10)
+    con = sqlite3.connect(path, isolation_level=None, timeout=timeout,
+                          check_same_thread=check_same_thread)
     con.enable_load_extension(True)
     con.load_extension(extension)
     con.enable_load_extension(False)

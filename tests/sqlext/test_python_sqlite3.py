@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from sluice_sql import connect, expect_error, scalar, wait_until
@@ -109,6 +110,37 @@ def a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp):
     con.close()
 
 
+def loading_gives_sluice_busy_handling(ext, tmp):
+    path = os.path.join(tmp, "busy.db")
+    scalar(connect(path, ext), "SELECT sluice_init()")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    # Without a busy handler (timeout 0) a writer fails at once while the lock is held...
+    plain = sqlite3.connect(path, isolation_level=None, timeout=0)
+    expect_error(plain, "BEGIN IMMEDIATE", (), ["locked"])
+    # ...and with the extension loaded on the same kind of connection it waits for the lock.
+    waiter = connect(path, ext, timeout=0, check_same_thread=False)
+    trying = threading.Event()
+    outcome = {}
+
+    def write():
+        trying.set()
+        try:
+            waiter.execute("BEGIN IMMEDIATE")
+            waiter.execute("COMMIT")
+            outcome["ok"] = True
+        except sqlite3.Error as e:
+            outcome["error"] = str(e)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    trying.wait()
+    time.sleep(0.2)  # how long the lock stays held while the writer waits, not a sync point
+    holder.execute("COMMIT")
+    writer.join()
+    assert outcome.get("ok"), f"the loading connection did not wait for the lock: {outcome}"
+
+
 def consume(ext, path, pause_after):
     """The consumer child: handles every claimed event in its own transaction with its effect
     and sluice_done, reports each commit, and stops (to be killed) after `pause_after` of them."""
@@ -197,6 +229,7 @@ def main():
         bad_input_is_an_sql_error_and_writes_nothing(ext, tmp)
         a_file_without_the_schema_is_refused_and_left_alone(ext, tmp)
         duplicates_return_the_existing_event(ext, tmp)
+        loading_gives_sluice_busy_handling(ext, tmp)
         a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp)
         a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)
     print("python sqlite3: all passed")
