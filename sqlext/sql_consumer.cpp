@@ -16,22 +16,21 @@
 namespace sluice::sqlext {
 namespace {
 
-nlohmann::json time_or_null(const std::optional<TimePoint>& t) {
-  return t ? nlohmann::json(to_millis(*t)) : nlohmann::json();
-}
+// Members in the order the docs list them, for a reader at the sqlite3 prompt.
+using Json = nlohmann::ordered_json;
 
-nlohmann::json text_or_null(const std::string& text) {
-  return text.empty() ? nlohmann::json() : nlohmann::json(text);
-}
+Json time_or_null(const std::optional<TimePoint>& t) { return t ? Json(to_millis(*t)) : Json(); }
 
-nlohmann::json event_json(const ClaimedItem& item) {
+Json text_or_null(const std::string& text) { return text.empty() ? Json() : Json(text); }
+
+Json event_json(const ClaimedItem& item) {
   const Event& e = item.event;
-  nlohmann::json headers = nlohmann::json::object();
+  Json headers = Json::object();
   for (const auto& [name, value] : e.headers) headers[name] = value;
   return {{"id", e.id},
           {"seq", e.seq},
           {"topic", e.topic},
-          {"payload", nlohmann::json::parse(e.payload)},
+          {"payload", Json::parse(e.payload)},
           {"headers", std::move(headers)},
           {"key", text_or_null(e.key)},
           {"dedup_key", text_or_null(e.dedup_key)},
@@ -87,7 +86,7 @@ std::string SqlConsumer::claim(int limit) {
     deliverer_.emplace(db_, *options_);
   }
   guarded("claim", [&] { deliverer_->step(spec_, claim_, false); });
-  nlohmann::json events = nlohmann::json::array();
+  Json events = Json::array();
   if (claim_) {
     for (const ClaimedItem& item : claim_->items) events.push_back(event_json(item));
   }
