@@ -2,10 +2,9 @@
 
 #include <SQLiteCpp/Statement.h>
 
-#include <nlohmann/json.hpp>
-
 #include "attempt_log.hpp"
 #include "consumer_registry.hpp"
+#include "json_string.hpp"
 #include "saturating_time.hpp"
 #include "schema.hpp"
 #include "sluice/error.hpp"
@@ -16,27 +15,40 @@
 namespace sluice::sqlext {
 namespace {
 
-// Members in the order the docs list them, for a reader at the sqlite3 prompt.
-using Json = nlohmann::ordered_json;
+void append_text_or_null(std::string& out, const std::string& text) {
+  if (text.empty()) {
+    out += "null";
+  } else {
+    append_json_string(out, text);
+  }
+}
 
-Json time_or_null(const std::optional<TimePoint>& t) { return t ? Json(to_millis(*t)) : Json(); }
-
-Json text_or_null(const std::string& text) { return text.empty() ? Json() : Json(text); }
-
-Json event_json(const ClaimedItem& item) {
+// Written by hand, members in the order the docs list them: the payload goes in as the text that
+// was stored (validated JSON), byte for byte, where a parse and dump would round numbers past
+// 64 bits and rewrite escapes.
+void append_event(std::string& out, const ClaimedItem& item) {
   const Event& e = item.event;
-  Json headers = Json::object();
-  for (const auto& [name, value] : e.headers) headers[name] = value;
-  return {{"id", e.id},
-          {"seq", e.seq},
-          {"topic", e.topic},
-          {"payload", Json::parse(e.payload)},
-          {"headers", std::move(headers)},
-          {"key", text_or_null(e.key)},
-          {"dedup_key", text_or_null(e.dedup_key)},
-          {"not_before", time_or_null(e.not_before)},
-          {"created_at", to_millis(e.created_at)},
-          {"attempt", item.attempt}};
+  out += "{\"id\":";
+  append_json_string(out, e.id);
+  out += ",\"seq\":" + std::to_string(e.seq) + ",\"topic\":";
+  append_json_string(out, e.topic);
+  out += ",\"payload\":";
+  out += e.payload;
+  out += ",\"headers\":{";
+  for (const auto& [name, value] : e.headers) {
+    if (out.back() != '{') out += ',';
+    append_json_string(out, name);
+    out += ':';
+    append_json_string(out, value);
+  }
+  out += "},\"key\":";
+  append_text_or_null(out, e.key);
+  out += ",\"dedup_key\":";
+  append_text_or_null(out, e.dedup_key);
+  out += ",\"not_before\":";
+  out += e.not_before ? std::to_string(to_millis(*e.not_before)) : "null";
+  out += ",\"created_at\":" + std::to_string(to_millis(e.created_at));
+  out += ",\"attempt\":" + std::to_string(item.attempt) + "}";
 }
 
 }  // namespace
@@ -86,11 +98,14 @@ std::string SqlConsumer::claim(int limit) {
     deliverer_.emplace(db_, *options_);
   }
   guarded("claim", [&] { deliverer_->step(spec_, claim_, false); });
-  Json events = Json::array();
+  std::string events = "[";
   if (claim_) {
-    for (const ClaimedItem& item : claim_->items) events.push_back(event_json(item));
+    for (const ClaimedItem& item : claim_->items) {
+      if (events.size() > 1) events += ',';
+      append_event(events, item);
+    }
   }
-  return events.dump();
+  return events + "]";
 }
 
 const ClaimedItem& SqlConsumer::unfinished_item(const std::string& event_id,
@@ -220,8 +235,9 @@ int SqlConsumer::release() {
 }
 
 void SqlConsumer::drop_claim_if_finished() {
-  for (const ClaimedItem& item : claim_->items) {
-    if (!finished(item)) return;
+  // From the end: an app finishes its events in order, so the last one is the one left.
+  for (auto item = claim_->items.rbegin(); item != claim_->items.rend(); ++item) {
+    if (!finished(*item)) return;
   }
   SQLite::Statement drop(db_, "DELETE FROM sluice_claims WHERE id = ?");
   drop.bind(1, static_cast<int64_t>(claim_->id));

@@ -110,6 +110,30 @@ def a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp):
     con.close()
 
 
+def a_claimed_event_is_the_event_as_stored(ext, tmp):
+    con = connect(os.path.join(tmp, "claim.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    scalar(con, "SELECT sluice_subscribe('c', 't')")
+    payload = '{"n": 123456789012345678901234567890, "s": "caf\\u00e9 \u263a"}'
+    headers = {"trace": "a\u0000b", "\u00e9t\u00e9": "\U0001f600"}
+    scalar(con, "SELECT sluice_enqueue('t', ?, 'k1', 'e1', 'd1', 4102444800000, ?)",
+           (payload, json.dumps(headers)))
+    claimed = scalar(con, "SELECT sluice_claim('c')")
+    assert claimed == "[]", f"claimed before its not_before time: {claimed}"
+    scalar(con, "SELECT sluice_enqueue('t', ?, NULL, 'e2', NULL, NULL, ?)", (payload,
+                                                                           json.dumps(headers)))
+    claimed = scalar(con, "SELECT sluice_claim('c')")
+    assert payload in claimed, f"the payload was not passed through as stored: {claimed}"
+    [event] = json.loads(claimed)
+    assert event["payload"]["n"] == 123456789012345678901234567890, event
+    assert event["headers"] == headers and event["id"] == "e2", event
+    assert (event["key"], event["dedup_key"], event["not_before"], event["attempt"]) == \
+        (None, None, None, 1), event
+    assert list(event) == ["id", "seq", "topic", "payload", "headers", "key", "dedup_key",
+                           "not_before", "created_at", "attempt"], list(event)
+    con.close()
+
+
 def loading_gives_sluice_busy_handling(ext, tmp):
     path = os.path.join(tmp, "busy.db")
     scalar(connect(path, ext), "SELECT sluice_init()")
@@ -229,6 +253,7 @@ def main():
         bad_input_is_an_sql_error_and_writes_nothing(ext, tmp)
         a_file_without_the_schema_is_refused_and_left_alone(ext, tmp)
         duplicates_return_the_existing_event(ext, tmp)
+        a_claimed_event_is_the_event_as_stored(ext, tmp)
         loading_gives_sluice_busy_handling(ext, tmp)
         a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp)
         a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)
