@@ -149,7 +149,6 @@ SLUICE_FORWARD(int, create_module_v2,
                 void (*destroy)(void*)),
                (db, name, m, data, destroy))
 SLUICE_FORWARD(const char*, db_filename, (sqlite3 * db, const char* name), (db, name))
-SLUICE_FORWARD(int, db_readonly, (sqlite3 * db, const char* name), (db, name))
 SLUICE_FORWARD(int, declare_vtab, (sqlite3 * db, const char* sql), (db, sql))
 SLUICE_FORWARD(int, errcode, (sqlite3 * db), (db))
 SLUICE_FORWARD(const char*, errmsg, (sqlite3 * db), (db))
@@ -168,8 +167,6 @@ SLUICE_FORWARD(const char*, libversion, (void), ())
 SLUICE_FORWARD(int, libversion_number, (void), ())
 SLUICE_FORWARD(int, load_extension, (sqlite3 * db, const char* file, const char* proc, char** e),
                (db, file, proc, e))
-SLUICE_FORWARD(void*, malloc, (int n), (n))
-SLUICE_FORWARD(int, open, (const char* name, sqlite3** db), (name, db))
 SLUICE_FORWARD(int, prepare_v2,
                (sqlite3 * db, const char* sql, int n, sqlite3_stmt** s, const char** tail),
                (db, sql, n, s, tail))
@@ -185,7 +182,6 @@ SLUICE_FORWARD(int, set_authorizer,
                (db, f, a))
 SLUICE_FORWARD(int, step, (sqlite3_stmt * s), (s))
 SLUICE_FORWARD(int, total_changes, (sqlite3 * db), (db))
-SLUICE_FORWARD(void*, user_data, (sqlite3_context * c), (c))
 SLUICE_FORWARD(int, value_bytes, (sqlite3_value * v), (v))
 SLUICE_FORWARD(int, value_int, (sqlite3_value * v), (v))
 SLUICE_FORWARD(sqlite3_int64, value_int64, (sqlite3_value * v), (v))
