@@ -134,6 +134,35 @@ def a_claimed_event_is_the_event_as_stored(ext, tmp):
     con.close()
 
 
+def a_failure_is_retried_then_dead_lettered(ext, tmp):
+    con = connect(os.path.join(tmp, "retry.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    scalar(con, """SELECT sluice_subscribe('c', 't', '{"max_attempts": 2}')""")
+    done_id = scalar(con, "SELECT sluice_enqueue('t', '{}')")
+    failing_id = scalar(con, "SELECT sluice_enqueue('t', '{}')")
+    assert len(json.loads(scalar(con, "SELECT sluice_claim('c')"))) == 2
+    assert scalar(con, "SELECT sluice_done('c', ?)", (done_id,)) == 1
+    expect_error(con, "SELECT sluice_done('c', ?)", (done_id,), ["finished already"])
+    assert scalar(con, "SELECT sluice_fail('c', ?, 'timeout')", (failing_id,)) == "pending"
+    expect_error(con, "SELECT sluice_fail('c', ?, 'timeout')", (failing_id,), ["finished already"])
+    assert con.execute("SELECT pending, retrying, retries_total FROM sluice_stats").fetchone() \
+        == (1, 1, 1)
+    # Its second and last attempt, once its backoff (about a second) has passed.
+    events = []
+
+    def claimed():
+        events[:] = json.loads(scalar(con, "SELECT sluice_claim('c')"))
+        return events
+
+    wait_until("the retry to fall due", claimed)
+    assert [(e["id"], e["attempt"]) for e in events] == [(failing_id, 2)], events
+    assert scalar(con, "SELECT sluice_fail('c', ?, 'timeout again')", (failing_id,)) == "dead"
+    assert con.execute("SELECT event_id, reason, last_error, attempts FROM sluice_dead_letters"
+                       ).fetchall() == [(failing_id, "exhausted", "timeout again", 2)]
+    assert scalar(con, "SELECT count(*) FROM sluice_claims") == 0
+    con.close()
+
+
 def loading_gives_sluice_busy_handling(ext, tmp):
     path = os.path.join(tmp, "busy.db")
     scalar(connect(path, ext), "SELECT sluice_init()")
@@ -254,6 +283,7 @@ def main():
         a_file_without_the_schema_is_refused_and_left_alone(ext, tmp)
         duplicates_return_the_existing_event(ext, tmp)
         a_claimed_event_is_the_event_as_stored(ext, tmp)
+        a_failure_is_retried_then_dead_lettered(ext, tmp)
         loading_gives_sluice_busy_handling(ext, tmp)
         a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp)
         a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)
