@@ -99,10 +99,20 @@ def a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp):
                 continue
             con.execute("COMMIT")
             ledger.append(event_id)
+            # This process is also an instance of the worker's consumer: whatever it claims
+            # before the worker does, it applies itself, into the worker's table.
+            for event in json.loads(scalar(con, "SELECT sluice_claim('billing', 2)")):
+                con.execute("BEGIN IMMEDIATE")
+                con.execute("INSERT INTO applied (event_id, applied_at) VALUES (?, -1)",
+                            (event["id"],))
+                scalar(con, "SELECT sluice_done('billing', ?)", (event["id"],))
+                con.execute("COMMIT")
         wait_until("the worker to apply every committed order",
                    lambda: scalar(con, "SELECT count(*) FROM applied") >= len(ledger))
         applied = [row[0] for row in con.execute("SELECT event_id FROM applied")]
         assert sorted(applied) == sorted(ledger), "applied is not exactly the committed events"
+        by_python = scalar(con, "SELECT count(*) FROM applied WHERE applied_at = -1")
+        print(f"{len(ledger)} orders applied once each, {by_python} of them by the Python instance")
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=30)
