@@ -32,9 +32,9 @@ INSERT INTO orders VALUES ('o2', 200);
 ROLLBACK;
 BEGIN;
 INSERT INTO orders VALUES ('o3', 300);
+INSERT INTO orders VALUES ('o5', 500), ('o1', 999);
 INSERT INTO orders VALUES ('o4', 400);
 COMMIT;
-INSERT INTO orders VALUES ('o1', 999);
 SELECT 'order events', group_concat(key) FROM (SELECT key FROM sluice_events
   WHERE topic = 'order.placed' ORDER BY seq);
 
@@ -93,7 +93,8 @@ def main():
                              input=SCRIPT.format(extension=extension), capture_output=True,
                              text=True, timeout=60)
     errors = run.stderr.strip().splitlines()
-    # The one expected error: the duplicate order, whose statement and event both roll back.
+    # The one expected error: the duplicate order o1, whose statement rolls back with the order
+    # o5 it inserted first and o5's event, and leaves the transaction to commit o3 and o4.
     assert len(errors) == 1 and "UNIQUE constraint failed: orders.id" in errors[0], run.stderr
     assert run.stdout == EXPECTED, "shell output differs:\n" + run.stdout
     print("sqlite3 shell: all passed")
