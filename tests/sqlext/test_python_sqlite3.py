@@ -46,6 +46,10 @@ def bad_input_is_an_sql_error_and_writes_nothing(ext, tmp):
     expect_error(con, "SELECT sluice_claim('c')", (), ["outside BEGIN"])
     con.execute("ROLLBACK")
     expect_error(con, "SELECT sluice_claim('nobody')", (), ["no consumer named 'nobody'"])
+    # An ordered consumer (a C++ worker's, say) is refused rather than delivered out of order.
+    scalar(con, "SELECT sluice_subscribe('audit', 'order.placed')")
+    con.execute("UPDATE sluice_consumers SET ordered = 1 WHERE name = 'audit'")
+    expect_error(con, "SELECT sluice_claim('audit')", (), ["'audit' is ordered"])
     expect_error(con, "SELECT sluice_done('nobody', 'e1')", (), ["not in this connection's claim"])
     con.close()
 
