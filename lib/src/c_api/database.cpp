@@ -9,9 +9,9 @@
 #include "borrowed_connection.hpp"
 #include "database_handle.hpp"
 #include "result_codes.hpp"
+#include "sluice/error.hpp"
 #include "sluice/sluice.h"
 
-using sluice::c_api::Refused;
 using sluice::c_api::require;
 using sluice::c_api::run;
 
@@ -33,8 +33,9 @@ int sluice_open(const char* path, int mode, sluice_db** db, char** errmsg) {
         open_mode = sluice::OpenMode::kReadOnly;
         break;
       default:
-        throw Refused{"sluice_open: mode " + std::to_string(mode) +
-                      " is none of SLUICE_OPEN_CREATE, SLUICE_OPEN_EXISTING, SLUICE_OPEN_READONLY"};
+        throw sluice::InvalidArgument(
+            "sluice_open: mode " + std::to_string(mode) +
+            " is none of SLUICE_OPEN_CREATE, SLUICE_OPEN_EXISTING, SLUICE_OPEN_READONLY");
     }
     auto opened = std::make_unique<sluice_db>(sluice::open_database(path, {}, open_mode));
     *db = opened.release();

@@ -7,6 +7,7 @@
 #include "database_handle.hpp"
 #include "packed_rows.hpp"
 #include "result_codes.hpp"
+#include "sluice/error.hpp"
 #include "sluice/sluice.h"
 
 namespace sluice::c_api {
@@ -20,7 +21,8 @@ DeadLetterFilter to_filter(const sluice_dead_letter_filter* filter) {
   }
   for (std::size_t i = 0; i < filter->event_id_count; ++i) {
     if (filter->event_ids[i] == nullptr) {
-      throw Refused{"sluice: dead letters: filter->event_ids[" + std::to_string(i) + "] is NULL"};
+      throw sluice::InvalidArgument("sluice: dead letters: filter->event_ids[" + std::to_string(i) +
+                                    "] is NULL");
     }
     converted.event_ids.emplace_back(filter->event_ids[i]);
   }

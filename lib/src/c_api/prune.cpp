@@ -3,6 +3,7 @@
 
 #include "database_handle.hpp"
 #include "result_codes.hpp"
+#include "sluice/error.hpp"
 #include "sluice/retention.hpp"
 #include "sluice/sluice.h"
 
@@ -13,8 +14,8 @@ int sluice_prune(sluice_db* db, int64_t retention_ms, int flags, int64_t* pruned
   return run(errmsg, [&] {
     require(db, "sluice_prune: db is NULL");
     if ((flags & ~(SLUICE_PRUNE_FORCE | SLUICE_PRUNE_DRY_RUN)) != 0) {
-      throw Refused{"sluice_prune: unknown flags " + std::to_string(flags) +
-                    " (SLUICE_PRUNE_FORCE and SLUICE_PRUNE_DRY_RUN are known)"};
+      throw sluice::InvalidArgument("sluice_prune: unknown flags " + std::to_string(flags) +
+                                    " (SLUICE_PRUNE_FORCE and SLUICE_PRUNE_DRY_RUN are known)");
     }
     sluice::PruneOptions options;
     options.force = (flags & SLUICE_PRUNE_FORCE) != 0;

@@ -29,8 +29,6 @@ int fail_current(char** errmsg) noexcept {
   // Most derived first: NotADatabaseError is a DatabaseError is an Error.
   try {
     throw;
-  } catch (const Refused& refused) {
-    return fail(errmsg, SLUICE_INVALID, refused.message.c_str());
   } catch (const std::bad_alloc&) {
     return fail(errmsg, SLUICE_NOMEM, "sluice: out of memory");
   } catch (const InvalidArgument& e) {

@@ -4,15 +4,10 @@
 #include <exception>
 #include <string>
 
+#include "sluice/error.hpp"
 #include "sluice/sluice.h"
 
 namespace sluice::c_api {
-
-// The C API's reason to refuse an argument before calling the engine: a NULL, an unknown flag.
-// Reported as SLUICE_INVALID with its message.
-struct Refused {
-  std::string message;
-};
 
 // Stores `message` in *errmsg (when errmsg is not null) as a string the caller frees with
 // sluice_free, and returns `code`. Never throws: without memory for the copy *errmsg is NULL.
@@ -34,10 +29,10 @@ int run(char** errmsg, Body&& body) noexcept {
   }
 }
 
-// Throws Refused with `message` when `pointer` is null.
+// Throws InvalidArgument with `message` when `pointer` is null.
 template <class T>
 void require(const T* pointer, const char* message) {
-  if (pointer == nullptr) throw Refused{message};
+  if (pointer == nullptr) throw sluice::InvalidArgument(message);
 }
 
 // A copy of `text` in memory from malloc, for a caller that frees it with sluice_free; null

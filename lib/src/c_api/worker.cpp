@@ -103,8 +103,8 @@ int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg) 
     const std::string file = path;
     if (file.empty() || file == ":memory:") {
       // Every connection opened by that name is a database of its own, empty.
-      throw Refused{"sluice_worker_open: a worker needs a file; \"" + file +
-                    "\" would open a second, empty in-memory database"};
+      throw sluice::InvalidArgument("sluice_worker_open: a worker needs a file; \"" + file +
+                                    "\" would open a second, empty in-memory database");
     }
     *worker = std::make_unique<sluice_worker>(path).release();
   });
@@ -118,7 +118,8 @@ int sluice_worker_subscribe(sluice_worker* worker, const char* consumer, const c
     require(worker, "sluice_worker_subscribe: worker is NULL");
     require(consumer, "sluice_worker_subscribe: consumer is NULL");
     require(topic, "sluice_worker_subscribe: topic is NULL");
-    if (handler == nullptr) throw Refused{"sluice_worker_subscribe: handler is NULL"};
+    if (handler == nullptr)
+      throw sluice::InvalidArgument("sluice_worker_subscribe: handler is NULL");
     const sluice_consumer_options chosen =
         options != nullptr ? *options : sluice_consumer_defaults();
     worker->worker.subscribe(
