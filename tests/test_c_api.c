@@ -107,6 +107,8 @@ static const sluice_consumer_stats* find_stats(const sluice_consumer_stats* stat
 typedef struct Script {
   int outcome;
   const char* error;
+  /* SQL the handler runs on the delivery connection after its insert, when set. */
+  const char* also_run;
   int64_t snooze_ms;
   int calls;
   int last_attempt;
@@ -138,6 +140,7 @@ static int scripted_handler(void* user_data, const sluice_event* event, sqlite3*
     sqlite3_bind_text(insert, 1, event->id, -1, SQLITE_TRANSIENT);
     if (sqlite3_step(insert) != SQLITE_DONE) ++failures;
     sqlite3_finalize(insert);
+    if (script->also_run != NULL) sqlite3_exec(conn, script->also_run, NULL, NULL, NULL);
   }
   copy_text(script->id, sizeof script->id, event->id);
   copy_text(script->topic, sizeof script->topic, event->topic);
@@ -541,6 +544,71 @@ static void test_permanent_snooze_and_unknown_outcomes(void) {
   fixture_close(&f);
 }
 
+static void test_handler_that_ends_the_transaction_itself_is_dead_lettered(void) {
+  Script script;
+  script_init(&script, SLUICE_DONE);
+  script.also_run = "COMMIT";
+  Fixture f = {0};
+  fixture_open(&f, "billing", &script, NULL);
+  char* error = NULL;
+  sluice_new_event event = {.topic = "order.placed", .id = "evt-commits"};
+  enqueue_committed(f.conn, &event);
+  sluice_drain_result drained = {0};
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  CHECK(script.calls == 1 && drained.dead_lettered == 1 && drained.delivered == 0);
+  CHECK(count(f.conn, "SELECT count(*) FROM handled") == 0);
+  sluice_dead_letter* letters = NULL;
+  size_t n = 0;
+  CHECK_OK(sluice_dead_letters_list(f.db, NULL, &letters, &n, &error), error);
+  CHECK(n == 1 && strcmp(letters[0].reason, "permanent") == 0);
+  sluice_free(letters);
+  fixture_close(&f);
+}
+
+static void test_ordered_consumer_parks_the_key_of_a_dead_letter(void) {
+  Script script;
+  script_init(&script, SLUICE_PERMANENT);
+  script.error = "bad order";
+  sluice_consumer_options options = sluice_consumer_defaults();
+  options.ordered = 1;
+  Fixture f = {0};
+  fixture_open(&f, "billing", &script, &options);
+  char* error = NULL;
+  sluice_new_event first = {.topic = "order.placed", .id = "evt-k1", .key = "k"};
+  sluice_new_event second = {.topic = "order.placed", .id = "evt-k2", .key = "k"};
+  enqueue_committed(f.conn, &first);
+  enqueue_committed(f.conn, &second);
+  sluice_drain_result drained = {0};
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  /* The second event waits behind the first's dead letter. */
+  CHECK(script.calls == 1 && drained.dead_lettered == 1);
+  sluice_consumer_stats* stats = NULL;
+  size_t n = 0;
+  CHECK_OK(sluice_stats(f.db, &stats, &n, &error), error);
+  CHECK(n == 1 && stats[0].parked_keys == 1 && stats[0].pending == 1 && stats[0].dead == 1);
+  sluice_free(stats);
+
+  /* Time bounds of the filter: nothing failed before 1970-01-01T00:00:01Z, all since. */
+  sluice_dead_letter* letters = NULL;
+  sluice_dead_letter_filter before = {.until_ms = 1000};
+  CHECK_OK(sluice_dead_letters_list(f.db, &before, &letters, &n, &error), error);
+  CHECK(n == 0);
+  sluice_dead_letter_filter since = {.since_ms = 1000, .topic = "order.placed"};
+  CHECK_OK(sluice_dead_letters_list(f.db, &since, &letters, &n, &error), error);
+  CHECK(n == 1);
+  sluice_free(letters);
+
+  /* Discarding the dead letter unparks the key: the second event is delivered. */
+  script.outcome = SLUICE_DONE;
+  int64_t discarded = 0;
+  CHECK_OK(sluice_dead_letters_discard(f.db, &since, "bad order, cancelled", &discarded, &error),
+           error);
+  CHECK(discarded == 1);
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  CHECK(drained.delivered == 1 && strcmp(script.id, "evt-k2") == 0);
+  fixture_close(&f);
+}
+
 static void test_outside_transaction_handler_gets_no_connection(void) {
   Script script;
   script_init(&script, SLUICE_DONE);
@@ -798,6 +866,8 @@ int main(void) {
   test_retry_rolls_back_the_handlers_row();
   test_retries_spend_attempts_until_exhausted();
   test_permanent_snooze_and_unknown_outcomes();
+  test_handler_that_ends_the_transaction_itself_is_dead_lettered();
+  test_ordered_consumer_parks_the_key_of_a_dead_letter();
   test_outside_transaction_handler_gets_no_connection();
   test_worker_refuses_bad_input();
   test_started_worker_delivers_until_stopped();
