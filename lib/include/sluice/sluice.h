@@ -42,8 +42,8 @@ extern "C" {
 #define SLUICE_INVALID 2
 /* A file, event, consumer or dead letter named by the caller does not exist. */
 #define SLUICE_NOTFOUND 3
-/* A transaction rule was broken: enqueue with no transaction open, a file without the sluice
-   schema, start() on a worker that cannot start. */
+/* A transaction rule was broken: enqueue with no transaction open, or on a file without the
+   sluice schema. */
 #define SLUICE_TRANSACTION 4
 /* SQLite reported an error (busy, I/O, read-only file...); the message has SQLite's text. */
 #define SLUICE_DATABASE 5
@@ -81,8 +81,9 @@ typedef struct sluice_db sluice_db;
    sluice's busy handling (waits up to 10 s for another connection's write lock), synchronous
    FULL, and the sluice schema created or migrated in a transaction of its own (not with
    SLUICE_OPEN_READONLY). `mode` is one of SLUICE_OPEN_*. On success *db is a new handle, closed
-   with sluice_close(). Errors: SLUICE_INVALID (NULL argument, unknown mode), SLUICE_NOTFOUND,
-   SLUICE_NOTADB, SLUICE_CORRUPT, SLUICE_SCHEMA, SLUICE_DATABASE. */
+   with sluice_close(). (":memory:" serves enqueues and reads on this handle only: a worker opens
+   a connection of its own, so it needs a file.) Errors: SLUICE_INVALID (NULL argument, unknown
+   mode), SLUICE_NOTFOUND, SLUICE_NOTADB, SLUICE_CORRUPT, SLUICE_SCHEMA, SLUICE_DATABASE. */
 int sluice_open(const char* path, int mode, sluice_db** db, char** errmsg);
 
 /* Closes `db` (NULL is ignored), finishing its statements. The handle is invalid afterwards. */
@@ -113,7 +114,8 @@ typedef struct sluice_new_event {
   const char* id;
   /* Domain dedup key naming one business operation, e.g. "order-42:paid". */
   const char* dedup_key;
-  /* Headers as a JSON object of string values, e.g. {"trace":"abc"}; delivered as given. */
+  /* Headers as a JSON object of string values, e.g. {"trace":"abc"}; values delivered as
+     given. */
   const char* headers;
   /* Not delivered before this time (ms since the epoch); 0 means no delay. */
   int64_t not_before_ms;
@@ -174,11 +176,10 @@ typedef struct sluice_event {
   int attempt;
 } sluice_event;
 
-/* What a handler returns. */
-/* SLUICE_DONE: delivered, the handler's writes commit with the mark-seen. SLUICE_RETRY: failed,
-   retried by the consumer's policy, dead-lettered after its last attempt. SLUICE_PERMANENT: can
-   never succeed, dead-lettered at once as "permanent". SLUICE_SNOOZE: try again after
-   outcome->snooze_ms, spending no attempt. */
+/* What a handler returns. SLUICE_DONE: delivered, the handler's writes commit with the mark-seen.
+   SLUICE_RETRY: failed, retried by the consumer's policy, dead-lettered after its last attempt.
+   SLUICE_PERMANENT: can never succeed, dead-lettered at once as "permanent". SLUICE_SNOOZE: try
+   again after outcome->snooze_ms, spending no attempt. */
 #define SLUICE_DONE 0
 #define SLUICE_RETRY 1
 #define SLUICE_PERMANENT 2
