@@ -34,8 +34,7 @@ SqlConnection::~SqlConnection() {
 }
 
 void SqlConnection::attach(sqlite3* handle) {
-  SQLite::Database lookup = adopt_connection(handle);
-  connection_cached(lookup, &kStateKey, [handle] {
+  connection_cached(handle, &kStateKey, [handle] {
     return std::unique_ptr<ConnectionCached>(new SqlConnection(handle));
   });
 }
