@@ -159,9 +159,11 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                     "VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
       insert_inbox_many_(db, insert_seen_marks_sql()),
       find_inbox_(db, "SELECT 1 FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?"),
-      any_due_(db,
-               "SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_due WHERE "
-               "consumer_id = ?1 AND state = 'pending' AND next_attempt_at <= ?2 LIMIT 1"),
+      claim_start_(db,
+                   "SELECT c.cursor, (SELECT coalesce(max(seq), 0) FROM sluice_events), EXISTS "
+                   "(SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_due WHERE "
+                   "consumer_id = ?1 AND state = 'pending' AND next_attempt_at <= ?2) FROM "
+                   "sluice_consumers c WHERE c.id = ?1"),
       next_due_(db,
                 "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
                 "state = 'pending' AND next_attempt_at > ?"),
@@ -413,13 +415,19 @@ void Deliverer::write_consumer_row(const ConsumerSpec& spec) {
   row_change_ = {};
 }
 
-bool Deliverer::any_due(const ConsumerSpec& spec, TimePoint now) {
-  rewind(any_due_);
-  any_due_.bind(1, static_cast<int64_t>(spec.id));
-  any_due_.bind(2, static_cast<int64_t>(to_millis(now)));
-  const bool due = any_due_.executeStep();
-  rewind(any_due_);
-  return due;
+Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec, TimePoint now) {
+  rewind(claim_start_);
+  claim_start_.bind(1, static_cast<int64_t>(spec.id));
+  claim_start_.bind(2, static_cast<int64_t>(to_millis(now)));
+  if (!claim_start_.executeStep()) {
+    throw NotFound("sluice: consumer '" + spec.name + "' is no longer in the file");
+  }
+  ClaimStart start;
+  start.cursor = claim_start_.getColumn(0).getInt64();
+  start.newest = claim_start_.getColumn(1).getInt64();
+  start.any_due = claim_start_.getColumn(2).getInt() != 0;
+  rewind(claim_start_);
+  return start;
 }
 
 std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bool& moved,
@@ -436,7 +444,8 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
       return std::nullopt;
     }
   }
-  const std::int64_t cursor = read_cursor(spec);
+  const ClaimStart at = read_claim_start(spec, now);
+  const std::int64_t cursor = at.cursor;
 
   Claim claim;
   claim.items = std::move(spare_items_);
@@ -461,7 +470,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
 
   // Events whose batch crashed are retried in ever smaller groups, apart from other work, so a
   // poison event cannot take innocent ones down with it again and again.
-  const bool due = any_due(spec, now);
+  const bool due = at.any_due;
   if (due) claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
   std::int64_t end = cursor;
   if (claim.items.empty()) {
@@ -470,7 +479,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
       claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
     }
     const int room = options_.batch_size - static_cast<int>(claim.items.size());
-    if (room > 0) end = claim_fresh(spec, now, cursor, room, claim);
+    if (room > 0) end = claim_fresh(spec, now, cursor, at.newest, room, claim);
     moved = end != cursor;
   }
   if (claim.items.empty()) {
@@ -495,11 +504,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
 }
 
 std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
-                                    int room, Claim& claim) {
-  rewind(newest_seq_);
-  newest_seq_.executeStep();
-  const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
-  rewind(newest_seq_);
+                                    std::int64_t newest, int room, Claim& claim) {
   // Pruning the newest events can leave the cursor past the newest seq.
   if (newest <= cursor) return cursor;
   const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
@@ -585,9 +590,9 @@ bool Deliverer::key_blocked(const ConsumerSpec& spec, const ClaimedItem& item) {
 void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   const int room = options_.batch_size - static_cast<int>(claim.items.size() - claim.next);
   if (room <= 0) return;
-  const std::int64_t cursor = read_cursor(spec);
-  const std::int64_t end = claim_fresh(spec, now, cursor, room, claim);
-  if (end != cursor) move_claim_end(claim.id, end);
+  const ClaimStart at = read_claim_start(spec, now);
+  const std::int64_t end = claim_fresh(spec, now, at.cursor, at.newest, room, claim);
+  if (end != at.cursor) move_claim_end(claim.id, end);
 }
 
 void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,

@@ -136,12 +136,18 @@ class Deliverer {
   // key-blocked and unhandled ones, and reading on past them within the scan window), and notes
   // the cursor past what it read. Returns that new cursor (`cursor` when it did not move); the
   // caller moves the claim's end to it.
-  std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room,
-                           Claim& claim);
+  std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
+                           std::int64_t newest, int room, Claim& claim);
   void move_claim_end(std::int64_t claim_id, std::int64_t to_seq);
-  // Whether any pending row of `spec` is due at `now`: when none is (the usual case), the
-  // claim's three queries for due rows are skipped.
-  bool any_due(const ConsumerSpec& spec, TimePoint now);
+  // What a claim starts from, in one statement (three before): the consumer's cursor, the
+  // newest seq, and whether any pending row of `spec` is due at `now` (when none is, the usual
+  // case, the claim's three queries for due rows are skipped).
+  struct ClaimStart {
+    std::int64_t cursor = 0;
+    std::int64_t newest = 0;
+    bool any_due = false;
+  };
+  ClaimStart read_claim_start(const ConsumerSpec& spec, TimePoint now);
   // Whether any delivery row of `spec` holds back later events of its key.
   bool any_key_held(const ConsumerSpec& spec);
   // Whether an earlier event of the item's key holds it back.
@@ -289,7 +295,7 @@ class Deliverer {
   SQLite::Statement insert_inbox_;
   SQLite::Statement insert_inbox_many_;
   SQLite::Statement find_inbox_;
-  SQLite::Statement any_due_;
+  SQLite::Statement claim_start_;
   SQLite::Statement next_due_;
   SQLite::Statement reanchor_needed_;
   SQLite::Statement reanchor_retries_;
