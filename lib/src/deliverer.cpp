@@ -748,8 +748,8 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
   }
   // A savepoint per event lets a failed handler's writes be undone alone; it costs a statement
   // journal copy of every page the event writes. The step's first handler needs none: rolling
-  // back the whole transaction undoes its writes and nothing else that cannot be redone without
-  // a handler. This is what a batch of one costs, as most events of a desktop app are delivered.
+  // back the whole transaction undoes its writes and nothing that only a handler could redo. So
+  // a batch of one (a desktop app's events mostly come one at a time) makes no savepoint.
   const bool savepoint = !first;
   if (savepoint) {
     savepoint_.exec();
