@@ -21,8 +21,8 @@ const char* const kBacklog =
     "WHERE e.seq > ?2 AND s.consumer_id = ?1 AND s.topic = e.topic AND e.seq > s.start_seq";
 
 // Fresh events inside live claims that are not handled yet. CROSS JOIN: by the claims' seq
-// ranges, which the planner otherwise left for sluice_events_topic, walking every event of each
-// subscribed topic (2.3 s per consumer on a 1M-event file).
+// ranges always; given an index on sluice_events by topic the planner walked every event of each
+// subscribed topic instead (2.3 s per consumer on a 1M-event file).
 const char* const kClaimedFresh =
     "SELECT count(*), min(e.created_at) FROM sluice_claims k CROSS JOIN sluice_events e ON "
     "e.seq > k.from_seq AND e.seq <= k.to_seq CROSS JOIN sluice_subscriptions s ON s.consumer_id = "
