@@ -472,9 +472,9 @@ async function eventsPage(page, route, isCurrent) {
         }
       },
         field('Topic', inputs.topic), field('Key', inputs.key), field('Event ID', inputs.id),
-        field('Dedup key', inputs.dedup_key), field('Created from', inputs.since),
-        field('Created before', inputs.until), field('Per page', inputs.limit),
-        h('button', {type: 'submit', class: 'primary'}, 'Search'),
+        field('Dedup key', inputs.dedup_key), h('div', {class: 'break'}),
+        field('Created from', inputs.since), field('Created before', inputs.until),
+        field('Per page', inputs.limit), h('button', {type: 'submit', class: 'primary'}, 'Search'),
         h('button', {type: 'button', onclick: () => go('events')}, 'Clear'));
   const results = h('section', {class: 'panel', 'aria-label': 'Events found'});
   append(page, [pageHead('Events'), h('section', {class: 'panel'}, form), results]);
@@ -1056,10 +1056,10 @@ async function auditPage(page, route, isCurrent) {
               typeof entry.filter === 'string' ? entry.filter : JSON.stringify(entry.filter)),
             h('td', {class: 'err'}, entry.note || '—')));
     }
-    if (entries.length > 0) after = entries[entries.length - 1].id;
-    const moreButton = entries.length === limit &&
+    after = answer.next_after;
+    const moreButton = after != null &&
         h('button', {type: 'button', onclick: () => more().catch((e) => showBanner(e.message))},
-          'Older entries');
+          'More entries');
     holder.replaceChildren(
         table(
             ['When', 'Action', 'Source', ['Count', 'num'], 'Filter', 'Note'], rowsBody,
