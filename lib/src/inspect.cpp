@@ -80,7 +80,11 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
     }
     sql.where("e.seq > ?", {filter.after_seq});
     if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
+    if (!filter.key.empty()) sql.where("e.key = ?", {filter.key});
+    if (!filter.event_id.empty()) sql.where("e.id = ?", {filter.event_id});
+    if (!filter.dedup_key.empty()) sql.where("e.dedup_key = ?", {filter.dedup_key});
     if (filter.since) sql.where("e.created_at >= ?", {to_millis(*filter.since)});
+    if (filter.until) sql.where("e.created_at < ?", {to_millis(*filter.until)});
     SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
                                      sql.clause() + " ORDER BY e.seq LIMIT " +
                                      std::to_string(filter.limit));
