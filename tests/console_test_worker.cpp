@@ -1,10 +1,14 @@
-// A worker process for the console's browser test: the orders example's `email` consumer after
-// its mailer was fixed to read the "name-at-domain" addresses that dead-lettered order A-1004.
+// A worker process for the console's browser test: the orders example's two consumers, with
+// `email`'s mailer fixed to read the "name-at-domain" addresses that dead-lettered order A-1004.
 // An order with no usable address at all still fails permanently, so a replayed A-1004 is
 // delivered while a new address-less order becomes a dead letter for the operator to discard.
+// `billing` charges every order its event names (the test places orders with `sluice enqueue`,
+// so there is no row in `orders` to check), once: the charge is keyed by order ID.
 // Prints "ready" once subscribed and started; stops cleanly on SIGTERM or SIGINT.
 //
 // Usage: console_test_worker DB_FILE
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <csignal>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -20,6 +24,15 @@ void send_email(const sluice::Event& event, sluice::Context&) {
   if (address.find('@') == std::string::npos && address.find("-at-") == std::string::npos) {
     throw sluice::PermanentError("invalid email address '" + address + "'");
   }
+}
+
+void charge(const sluice::Event& event, sluice::Context& ctx) {
+  const auto order = nlohmann::json::parse(event.payload);
+  SQLite::Statement insert(ctx.db(),
+                           "INSERT OR IGNORE INTO charges (order_id, amount_cents) VALUES (?, ?)");
+  insert.bind(1, order.value("order_id", ""));
+  insert.bind(2, order.value("amount_cents", 0));
+  insert.exec();
 }
 
 }  // namespace
@@ -40,6 +53,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   sluice::Worker worker(argv[1], options);
+  worker.subscribe("billing", "order.placed", charge);
   worker.subscribe("email", "order.placed", send_email,
                    {.mode = sluice::DeliveryMode::kOutsideTransaction});
   worker.start();

@@ -6,9 +6,10 @@
 // Screenshots of every page go to the artifacts folder.
 //
 // Environment (set by tests/meson.build): SLUICE_CLI, SLUICE_ORDERS_EXAMPLE,
-// SLUICE_CONSOLE_WORKER, SLUICE_BROWSER_ARTIFACTS. `--docs-images DIR` also writes the overview
-// and dead-letter screenshots to DIR as console-overview.png and console-dead-letters.png (how
-// docs/images/ is refreshed; a normal run leaves the source tree alone).
+// SLUICE_CONSOLE_WORKER, SLUICE_BROWSER_ARTIFACTS. `--docs-images DIR` first places orders for a
+// minute, so the overview's charts have a shape, then also writes the overview and the dry-run
+// dead-letter screenshots to DIR as console-overview.png and console-dead-letters.png: how
+// docs/images/ is refreshed (a normal run leaves the source tree alone).
 // Exits 77 (skipped) only when chromium is not installed.
 'use strict';
 
@@ -140,6 +141,15 @@ async function startConsole(db, extraArgs) {
   return {console: console_, base};
 }
 
+// Polls `condition` (an async predicate) every 100 ms until it holds; fails after WAIT_MS.
+async function waitUntil(what, condition) {
+  const deadline = Date.now() + WAIT_MS;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));  // poll interval, not a sync point
+  }
+}
+
 async function getJson(url) {
   const response = await fetch(url);
   assert.equal(response.status, 200, `GET ${url}`);
@@ -148,7 +158,7 @@ async function getJson(url) {
 
 async function shot(page, name) {
   const file = path.join(artifacts, `${name}.png`);
-  await page.screenshot({path: file});
+  await page.screenshot({path: file, fullPage: true});
   return file;
 }
 
@@ -165,17 +175,33 @@ async function main() {
     const worker = new Child('console_test_worker', workerProgram, [db]);
     children.push(worker);
     await worker.waitForOutput('ready');
-    // A second bad order: the fixed mailer still has no address to send it to.
-    run(cli, [
-      '--db', db, 'enqueue', '--topic', 'order.placed', '--key', 'A-1006', '--id', 'req-A-1006',
-      '--dedup-key', 'A-1006:placed', '--payload',
-      '{"order_id":"A-1006","customer":"edsger","email":"","amount_cents":700}'
+    // Orders placed as the app would, through the CLI: A-1006 and A-1007 have no address the
+    // fixed mailer can use, so email dead-letters them too.
+    const placeOrder = (id, email) => run(cli, [
+      '--db', db, 'enqueue', '--topic', 'order.placed', '--key', id, '--id', `req-${id}`,
+      '--dedup-key', `${id}:placed`, '--payload',
+      JSON.stringify({order_id: id, customer: 'edsger', email, amount_cents: 700})
     ]);
+    placeOrder('A-1006', '');
+    placeOrder('A-1007', 'nobody');
 
     let started = await startConsole(db, []);
     children.push(started.console);
     const {base} = started;
     step(`sluice console answers on ${base}`);
+
+    if (docsImages) {
+      // For the README's picture: a minute of orders, some each sample, so the charts have a shape.
+      for (let i = 0; i < 30; i++) {
+        const samples = (await getJson(`${base}/api/history`)).samples.length;
+        for (let j = 0; j < [3, 5, 8, 4, 2, 6][i % 6]; j++) {
+          placeOrder(`B-${2000 + i * 10 + j}`, `customer${j}@example.com`);
+        }
+        await waitUntil('the console took another sample', async () => {
+          return (await getJson(`${base}/api/history`)).samples.length > samples;
+        });
+      }
+    }
 
     browser = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
       executablePath: CHROMIUM,
@@ -191,10 +217,10 @@ async function main() {
     const pageErrors = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
-    // Overview: the email consumer shows both dead letters (the page refreshes every 2 s).
+    // Overview: the email consumer shows its three dead letters (the page refreshes every 2 s).
     await page.goto(`${base}/#/overview`);
     const emailDead = page.locator('tr[data-consumer="email"] td[data-field="dead"]');
-    await emailDead.filter({hasText: /^2$/}).waitFor();
+    await emailDead.filter({hasText: /^3$/}).waitFor();
     await page.locator('.verdict').waitFor();
     await page.locator('svg.chart').first().waitFor();
     const overviewShot = await shot(page, 'overview');
@@ -206,9 +232,9 @@ async function main() {
     await row1004.waitFor();
     assert.match(await row1004.innerText(), /invalid email address 'ken-at-example\.com'/);
     await page.locator('tr[data-event="req-A-1006"]').waitFor();
-    await page.locator('td', {hasText: /^2$/}).first().waitFor();  // the group of 2
-    const deadLettersShot = await shot(page, 'dead-letters');
-    step('the dead-letter page lists A-1004 and A-1006 under one fingerprint');
+    await page.locator('td', {hasText: /^3$/}).first().waitFor();  // the group of 3
+    await shot(page, 'dead-letters');
+    step('the dead-letter page lists A-1004, A-1006 and A-1007 under one fingerprint');
 
     // Open the dead letter's event.
     await row1004.locator('a', {hasText: 'req-A-1004'}).click();
@@ -221,6 +247,7 @@ async function main() {
     // Dry run, then replay.
     await page.goBack();
     await row1004.locator('input[type="checkbox"]').check();
+    await page.locator('.selection', {hasText: '1 selected'}).waitFor();
     const replay = page.locator('button', {hasText: /^Replay$/});
     assert.equal(await replay.isDisabled(), true, 'Replay waits for its dry run');
     await page.locator('button', {hasText: 'Preview replay'}).click();
@@ -228,7 +255,7 @@ async function main() {
     const stillDead = await getJson(`${base}/api/dead-letters?consumer=email`);
     assert.ok(
         stillDead.letters.some((d) => d.event_id === 'req-A-1004'), 'the dry run changed nothing');
-    await shot(page, 'dead-letters-dry-run');
+    const dryRunShot = await shot(page, 'dead-letters-dry-run');
     step('the dry run previews 1 replay and changes nothing');
 
     await replay.click();
@@ -275,7 +302,7 @@ async function main() {
     step('events search, backfill preview and prune preview answer');
     assert.deepEqual(pageErrors, [], 'no script errors on the page');
 
-    // Read-only: the same pages without a single action.
+    // Read-only: the same pages without a single action, though A-1007 is still dead.
     await started.console.stop();
     started = await startConsole(db, ['--read-only']);
     children.push(started.console);
@@ -285,7 +312,9 @@ async function main() {
       await page.goto(`${readOnlyBase}/#/${route}`);
       await page.locator('#mode', {hasText: 'Read-only'}).waitFor();
       await page.locator(`[data-page="${route.split('/')[0]}"] h1`).waitFor();
-      await page.locator('table, .panel p').first().waitFor();
+      await page.locator(`[data-page="${route.split('/')[0]}"] :is(table, .panel p)`)
+          .first()
+          .waitFor();
       const buttons = await page.locator('button:visible').allInnerTexts();
       const actions = buttons.filter((text) => actionPattern.test(text));
       assert.deepEqual(actions, [], `read-only ${route} shows action buttons`);
@@ -293,6 +322,8 @@ async function main() {
     }
     await page.goto(`${readOnlyBase}/#/dead-letters`);
     await page.locator('h2', {hasText: 'Parked keys'}).waitFor();
+    await page.locator('tr[data-event="req-A-1007"]').waitFor();
+    assert.equal(await page.locator('tr[data-event="req-A-1007"] input').count(), 0);
     await shot(page, 'dead-letters-read-only');
     step('with --read-only no page shows an action button');
     assert.deepEqual(pageErrors, [], 'no script errors on the page');
@@ -300,7 +331,7 @@ async function main() {
     if (docsImages) {
       fs.mkdirSync(docsImages, {recursive: true});
       fs.copyFileSync(overviewShot, path.join(docsImages, 'console-overview.png'));
-      fs.copyFileSync(deadLettersShot, path.join(docsImages, 'console-dead-letters.png'));
+      fs.copyFileSync(dryRunShot, path.join(docsImages, 'console-dead-letters.png'));
     }
   } finally {
     if (browser) await browser.close();

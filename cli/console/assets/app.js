@@ -286,11 +286,9 @@ function overviewPage(page, route, isCurrent) {
         h('h2', {}, 'Consumers'), consumersTable(overview.consumers, samples));
     const names = overview.consumers.map(consumerName);
     backlogChart.replaceChildren(
-        h('h2', {}, 'Backlog, last 10 minutes'),
-        ...lineChart(names, backlogSeries(samples, names)));
+        h('h2', {}, 'Backlog'), ...lineChart(names, backlogSeries(samples, names)));
     rateChart.replaceChildren(
-        h('h2', {}, 'Delivered per second, last 10 minutes'),
-        ...lineChart(names, rateSeries(samples, names)));
+        h('h2', {}, 'Delivered per second'), ...lineChart(names, rateSeries(samples, names)));
   });
 }
 
@@ -385,8 +383,11 @@ function lineChart(names, series) {
   if (all.length === 0) {
     return [h('p', {class: 'muted'}, 'Samples appear here every 2 s while the console runs.')];
   }
+  // The samples' own span (the console keeps 10 minutes), but at least a minute, so the first
+  // samples after a start already draw a line rather than a dot at the right edge.
   const end = Math.max(...all.map(([t]) => t));
-  const start = end - 10 * 60 * 1000;
+  const span = Math.min(10 * 60000, Math.max(60000, end - Math.min(...all.map(([t]) => t))));
+  const start = end - span;
   const top = Math.max(1, ...all.map(([, v]) => v));
   const x = (t) => left + ((t - start) / (end - start)) * (width - left - 8);
   const y = (v) => 8 + (1 - v / top) * (height - bottom - 8);
@@ -409,7 +410,7 @@ function lineChart(names, series) {
         }),
         s('text', {x: left - 6, y: y(top) + 4, 'text-anchor': 'end'}, label),
         s('text', {x: left - 6, y: y(0) + 4, 'text-anchor': 'end'}, '0'),
-        s('text', {x: left, y: height - 4}, '−10 min'),
+        s('text', {x: left, y: height - 4}, `−${formatDuration(span).replace(' 0 s', '')}`),
         s('text', {x: width - 8, y: height - 4, 'text-anchor': 'end'}, 'now'));
   series.forEach((points, i) => {
     const visible = points.filter(([t]) => t >= start);
@@ -696,7 +697,9 @@ async function deadLettersPage(page, route, isCurrent) {
   function update() {
     const size = selectionSize(selection);
     const signature = JSON.stringify(selectionRequests(selection)) + rate.value;
-    selectionText.replaceChildren(
+    selectionText.replaceChildren();
+    append(
+        selectionText,
         size === 0 ? 'Select dead letters below, or a whole group.' :
             selection.group ?
                      [
@@ -1020,7 +1023,7 @@ async function backfillPage(page, route, isCurrent) {
           backfillOutcome),
         h('section', {class: 'panel', 'aria-label': 'Prune preview'}, h('h2', {}, 'Prune preview'),
           h('p', {class: 'muted small'},
-            'Counts what `sluice prune` would delete; nothing is deleted from here.'),
+            'Counts what sluice prune would delete; nothing is deleted from here.'),
           h('div', {class: 'stack'}, field('Older than', olderThan),
             h('label', {class: 'radio'}, force, 'allow a retention under the dedup horizon'),
             h('div', {class: 'actions'}, pruneButton)),
