@@ -224,7 +224,14 @@ async function main() {
     await page.locator('.verdict').waitFor();
     await page.locator('svg.chart').first().waitFor();
     const overviewShot = await shot(page, 'overview');
-    step('the overview shows the email consumer with its dead letters and a chart');
+    const updated = page.locator('[data-page="overview"] .page-head span');
+    const firstUpdate = await updated.innerText();
+    await page.waitForFunction(
+        (before) =>
+            document.querySelector('[data-page="overview"] .page-head span').textContent.trim() !==
+            before.trim(),
+        firstUpdate, {timeout: WAIT_MS});
+    step('the overview shows the email consumer with its dead letters and a chart, and refreshes');
 
     // Dead letters, from the overview's link.
     await emailDead.locator('a').click();
@@ -293,13 +300,31 @@ async function main() {
     await page.goto(`${base}/#/events?topic=order.placed`);
     await page.locator('a', {hasText: 'req-A-1006'}).waitFor();
     await shot(page, 'events');
+    // Keyset pages of 3: Next follows next_after_seq, Prev comes back.
+    await page.goto(`${base}/#/events?topic=order.placed&limit=3`);
+    const seqs = () => page.locator('[data-page="events"] tbody td:first-child').allInnerTexts();
+    await page.waitForFunction(
+        () => document.querySelectorAll('[data-page="events"] tbody tr').length === 3, null,
+        {timeout: WAIT_MS});
+    const firstPage = await seqs();
+    const firstSeqIs = (wanted, same) => page.waitForFunction(([seq, equal]) => {
+      const cell = document.querySelector('[data-page="events"] tbody td');
+      return cell !== null && (cell.textContent === seq) === equal;
+    }, [wanted, same], {timeout: WAIT_MS});
+    await page.locator('button', {hasText: 'Next'}).click();
+    await firstSeqIs(firstPage[0], false);
+    const secondPage = await seqs();
+    assert.ok(Number(secondPage[0]) > Number(firstPage[2]), `${secondPage} follows ${firstPage}`);
+    await page.locator('button', {hasText: 'Prev'}).click();
+    await firstSeqIs(firstPage[0], true);
+    assert.deepEqual(await seqs(), firstPage);
     await page.goto(`${base}/#/backfill`);
     await page.locator('button', {hasText: 'Preview count'}).click();
     await page.locator('.result', {hasText: /Dry run: \d+ event\(s\) would be queued/}).waitFor();
     await page.locator('button', {hasText: 'Preview prune'}).click();
     await page.locator('.result', {hasText: /Dry run: \d+ event\(s\) would be pruned/}).waitFor();
     await shot(page, 'backfill');
-    step('events search, backfill preview and prune preview answer');
+    step('events search pages by keyset; backfill and prune previews answer');
     assert.deepEqual(pageErrors, [], 'no script errors on the page');
 
     // Read-only: the same pages without a single action, though A-1007 is still dead.
