@@ -134,6 +134,9 @@ ConsoleServer::ConsoleServer(Session session, ConsoleOptions options)
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   server_->set_payload_max_length(kMaxBody);
+  // httplib writes headers and body apart; with Nagle each answer on a kept-alive connection
+  // waited ~40 ms for the client's delayed ACK.
+  server_->set_tcp_nodelay(true);
   add_routes();
   const int bound_port = port == 0 ? server_->bind_to_any_port(host) : port;
   if (bound_port < 0 || (port != 0 && !server_->bind_to_port(host, port))) {
