@@ -119,8 +119,9 @@ function freePort() {
   });
 }
 
-// Starts `sluice console` on a free loopback port and waits until it answers.
-async function startConsole(db, extraArgs) {
+// Starts `sluice console` on a free loopback port and waits until it answers (to `token`, when
+// the console was given one).
+async function startConsole(db, extraArgs, token = null) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const console_ = new Child(
@@ -130,7 +131,8 @@ async function startConsole(db, extraArgs) {
   for (;;) {
     if (console_.exited) throw new Error(`sluice console exited early: ${console_.output}`);
     try {
-      const response = await fetch(`${base}/api/session`);
+      const headers = token ? {Authorization: `Bearer ${token}`} : {};
+      const response = await fetch(`${base}/api/session`, {headers});
       if (response.ok) break;
     } catch (e) {
       // Not listening yet: connection refused.
@@ -276,6 +278,15 @@ async function main() {
     await shot(page, 'event-delivered');
     step('the event page shows the replayed email delivery as delivered');
 
+    // A whole fingerprint group: the dry run counts the two letters left.
+    await page.goto(`${base}/#/dead-letters`);
+    await page.locator('button', {hasText: 'Select group'}).click();
+    await page.locator('.selection', {hasText: 'Group of 2'}).waitFor();
+    await page.locator('button', {hasText: 'Preview replay'}).click();
+    await page.locator('.result', {hasText: 'Dry run: 2 dead letters would be replayed'}).waitFor();
+    await page.locator('button', {hasText: 'clear selection'}).click();
+    step('selecting the fingerprint group previews a replay of its 2 letters');
+
     // Discard the other one, with a note.
     await page.goto(`${base}/#/dead-letters`);
     const row1006 = page.locator('tr[data-event="req-A-1006"]');
@@ -326,6 +337,19 @@ async function main() {
     await shot(page, 'backfill');
     step('events search pages by keyset; backfill and prune previews answer');
     assert.deepEqual(pageErrors, [], 'no script errors on the page');
+
+    // With --token: the page opened once with ?token= keeps working from its cookie, POSTs too.
+    await started.console.stop();
+    const token = 'browser-test-token';
+    started = await startConsole(db, ['--token', token], token);
+    children.push(started.console);
+    await page.goto(`${started.base}/?token=${token}#/dead-letters`);
+    await page.locator('tr[data-event="req-A-1007"] input[type="checkbox"]').check();
+    await page.locator('button', {hasText: 'Preview replay'}).click();
+    await page.locator('.result', {hasText: 'Dry run: 1 dead letter would be replayed'}).waitFor();
+    await page.goto(`${started.base}/#/overview`);
+    await emailDead.filter({hasText: /^1$/}).waitFor();
+    step('with --token the page works after opening it once with ?token=');
 
     // Read-only: the same pages without a single action, though A-1007 is still dead.
     await started.console.stop();
