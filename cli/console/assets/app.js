@@ -131,14 +131,7 @@ function resultBox(message, kind) {
 
 // ---- API ------------------------------------------------------------------------------------
 
-class ApiError extends Error {
-  constructor(message, status) {
-    super(message);
-    this.status = status;
-  }
-}
-
-// GETs or POSTs JSON; a non-2xx answer throws ApiError with the server's {"error"} message.
+// GETs or POSTs JSON; a non-2xx answer throws an Error with the server's {"error"} message.
 // Every POST carries the session's CSRF token.
 async function api(path, body) {
   const init = {method: 'GET', headers: {Accept: 'application/json'}, credentials: 'same-origin'};
@@ -152,7 +145,7 @@ async function api(path, body) {
   try {
     response = await fetch(path, init);
   } catch (e) {
-    throw new ApiError(`cannot reach the console (${e.message})`, 0);
+    throw new Error(`cannot reach the console (${e.message})`);
   }
   let data = null;
   try {
@@ -162,7 +155,7 @@ async function api(path, body) {
   }
   if (!response.ok) {
     const why = data && data.error ? data.error : `HTTP ${response.status}`;
-    throw new ApiError(`${init.method} ${path.split('?')[0]}: ${why}`, response.status);
+    throw new Error(`${init.method} ${path.split('?')[0]}: ${why}`);
   }
   return data;
 }
@@ -176,16 +169,11 @@ function query(params) {
   return text ? `?${text}` : '';
 }
 
-// The CLI's stats use consumer/pending/claimed/lag_seconds; the console's contract adds
-// name/backlog/lag_ms. Read either.
-const consumerName = (c) => c.name ?? c.consumer;
-const backlogOf = (c) => c.backlog ?? (c.pending ?? 0) + (c.claimed ?? 0);
-const lagMsOf = (c) => c.lag_ms ?? (c.lag_seconds === undefined ? null : c.lag_seconds * 1000);
 
 async function loadConsumers() {
   if (state.consumers.length > 0) return state.consumers;
   const overview = await api('/api/overview');
-  state.consumers = overview.consumers.map(consumerName).sort();
+  state.consumers = overview.consumers.map((c) => c.name).sort();
   return state.consumers;
 }
 
@@ -278,13 +266,13 @@ function overviewPage(page, route, isCurrent) {
   return every(isCurrent, async () => {
     const [overview, history] = await Promise.all([api('/api/overview'), api('/api/history')]);
     if (!isCurrent()) return;
-    state.consumers = overview.consumers.map(consumerName).sort();
+    state.consumers = overview.consumers.map((c) => c.name).sort();
     const samples = history.samples || [];
     updated.textContent = `Updated ${formatTime(overview.now ?? Date.now())} · refreshes every 2 s`;
     verdict.replaceChildren(...verdictView(overview.check));
     consumers.replaceChildren(
         h('h2', {}, 'Consumers'), consumersTable(overview.consumers, samples));
-    const names = overview.consumers.map(consumerName);
+    const names = overview.consumers.map((c) => c.name);
     backlogChart.replaceChildren(
         h('h2', {}, 'Backlog'), ...lineChart(names, backlogSeries(samples, names)));
     rateChart.replaceChildren(
@@ -294,7 +282,7 @@ function overviewPage(page, route, isCurrent) {
 
 function verdictView(check) {
   if (!check) return [h('h2', {}, 'Health check'), h('p', {class: 'muted'}, 'No verdict.')];
-  const status = check.status || check.verdict || 'unknown';
+  const status = check.status;
   const findings = (check.checks || []).filter((c) => c.status !== 'ok');
   const wording = {ok: 'Healthy', warning: 'Needs attention', problem: 'Problem'};
   return [
@@ -330,14 +318,14 @@ function deliveredRate(samples, name) {
 
 function consumersTable(consumers, samples) {
   const rows = consumers.map((c) => {
-    const name = consumerName(c);
+    const name = c.name;
     const rate = deliveredRate(samples, name);
     const dead = c.dead ?? 0;
     return h(
         'tr', {dataset: {consumer: name}},
         h('th', {scope: 'row'}, name,
           h('div', {class: 'muted small'}, (c.topics || []).join(', '))),
-        numberCell(backlogOf(c)), h('td', {class: 'num'}, formatDuration(lagMsOf(c))),
+        numberCell(c.backlog), h('td', {class: 'num'}, formatDuration(c.lag_ms)),
         numberCell(c.retrying ?? 0),
         h('td', {class: `num ${dead > 0 ? 'hot' : 'zero'}`, dataset: {field: 'dead'}},
           dead > 0 ? h('a', {href: `#/dead-letters${query({consumer: name})}`}, formatCount(dead)) :
@@ -599,12 +587,11 @@ function eventView({event, deliveries = [], attempts = []}) {
 
 // ---- Dead letters ---------------------------------------------------------------------------
 
-// What an action applies to: some letters by ID (per consumer) or a whole fingerprint group.
-// Each consumer gets its own request, as the API takes one consumer per call.
+// What an action applies to: some letters by ID (one request per consumer) or a whole group
+// (its consumer and fingerprint).
 function selectionRequests(selection) {
   if (selection.group) {
-    return selection.group.consumers.map(
-        (consumer) => ({consumer, fingerprint: selection.group.fingerprint}));
+    return [{consumer: selection.group.consumer, fingerprint: selection.group.fingerprint}];
   }
   const byConsumer = new Map();
   for (const key of selection.letters) {
@@ -714,7 +701,7 @@ async function deadLettersPage(page, route, isCurrent) {
     for (const row of page.querySelectorAll('tr[data-letter]')) {
       row.classList.toggle(
           'selected',
-          selection.group ? selection.group.consumers.includes(row.dataset.consumer) &&
+          selection.group ? selection.group.consumer === row.dataset.consumer &&
                   row.dataset.fingerprint === selection.group.fingerprint :
                             selection.letters.has(row.dataset.letter));
     }
@@ -768,25 +755,24 @@ async function deadLettersPage(page, route, isCurrent) {
   // Groups.
   const groups = answer.groups || [];
   const groupRows = groups.map((g) => {
-    const groupConsumers = g.consumers ?? [g.consumer];
     return h(
-        'tr', {dataset: {fingerprint: g.fingerprint}}, numberCell(g.count),
-        h('td', {}, groupConsumers.join(', ')), h('td', {}, (g.topics ?? [g.topic]).join(', ')),
-        h('td', {}, formatTime(g.first_seen)), h('td', {}, formatTime(g.last_seen)),
-        h('td', {class: 'err'}, g.sample_error ?? g.example_error ?? g.fingerprint),
+        'tr', {dataset: {fingerprint: g.fingerprint}}, numberCell(g.count), h('td', {}, g.consumer),
+        h('td', {}, g.topic), h('td', {}, formatTime(g.first_seen)),
+        h('td', {}, formatTime(g.last_seen)), h('td', {class: 'err'}, g.sample_error),
         h('td', {},
-          h('a', {href: `#/dead-letters${query({...filter, fingerprint: g.fingerprint})}`}, 'Show'),
+          h('a', {
+            href: `#/dead-letters${
+                query({...filter, consumer: g.consumer, fingerprint: g.fingerprint})}`
+          },
+            'Show'),
           !readOnly && ' · ',
           !readOnly &&
               h('button', {
                 type: 'button',
                 class: 'link action',
                 onclick: () => {
-                  selection.group = {
-                    fingerprint: g.fingerprint,
-                    consumers: groupConsumers,
-                    count: g.count
-                  };
+                  selection
+                      .group = {fingerprint: g.fingerprint, consumer: g.consumer, count: g.count};
                   selection.letters.clear();
                   for (const box of page.querySelectorAll('input[data-letter]'))
                     box.checked = false;
