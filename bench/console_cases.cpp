@@ -131,7 +131,8 @@ struct Call {
 }  // namespace
 
 void run_console_cases(Run& run) {
-  if (!run.wants("console")) return;
+  const std::string& only = run.settings().only;
+  if (!only.empty() && only.find("console") == std::string::npos) return;
   const long long events = run.size(1'000'000, 20'000);
   const std::string count = events % 1'000'000 == 0 ? std::to_string(events / 1'000'000) + "M"
                                                     : std::to_string(events / 1'000) + "k";

@@ -124,9 +124,7 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
       CREATE INDEX sluice_deliveries_suspect ON sluice_deliveries (consumer_id, next_attempt_at)
         WHERE suspect = 1 AND state = 'pending';
       DROP TABLE sluice_audit;
-      DROP INDEX sluice_events_topic;
-      DROP INDEX sluice_events_key;
-      DROP INDEX sluice_events_created;
+              DROP INDEX sluice_events_created;
       UPDATE sluice_meta SET value = 3 WHERE name = 'schema_version';
     )sql");
   }

@@ -94,8 +94,6 @@ TEST_CASE("a newer schema is refused naming both versions") {
 // What schema version 5 added, dropped: turns a new file back into one of an older version.
 const char* const kWithoutVersion5 = R"sql(
   DROP TABLE sluice_audit;
-  DROP INDEX sluice_events_topic;
-  DROP INDEX sluice_events_key;
   DROP INDEX sluice_events_created;
 )sql";
 
@@ -291,7 +289,7 @@ TEST_CASE("a corrupt file gives a clear database error, never a crash") {
   CHECK(std::filesystem::exists(path));
 }
 
-TEST_CASE("a version 4 file gains the audit log and the event search indexes") {
+TEST_CASE("a version 4 file gains the audit log and the creation time index") {
   TempDir dir;
   const std::string path = dir.file("v4.db");
   {
@@ -303,8 +301,8 @@ TEST_CASE("a version 4 file gains the audit log and the event search indexes") {
   SQLite::Database db = open_database(path);
   CHECK(stored_schema_version(db) == schema_version());
   CHECK(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name IN ('sluice_audit', "
-                      "'sluice_events_topic', 'sluice_events_key', 'sluice_events_created')")
-            .getInt() == 4);
+                      "'sluice_events_created')")
+            .getInt() == 2);
   const auto id = record_audit(
       db, {.action = "prune", .filter = R"({"older_than":"7d"})", .count = 0, .source = "cli"});
   const auto entries = list_audit(db);

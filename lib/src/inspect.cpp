@@ -97,8 +97,22 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
           {filter.since ? to_millis(*filter.since) : INT64_MIN,
            filter.until ? to_millis(*filter.until) : INT64_MAX, filter.after_seq});
     } else {
-      if (filter.since) sql.where("e.created_at >= ?", {to_millis(*filter.since)});
-      if (filter.until) sql.where("e.created_at < ?", {to_millis(*filter.until)});
+      // With other filters, by seq between the first and last seq of the range, which
+      // sluice_events_created gives exactly (min(+seq): not by walking seq order to a match).
+      if (filter.since) {
+        sql.where("e.created_at >= ?", {to_millis(*filter.since)});
+        sql.where(
+            "e.seq >= (SELECT coalesce(min(+seq), 9223372036854775807) FROM "
+            "sluice_events WHERE created_at >= ?)",
+            {to_millis(*filter.since)});
+      }
+      if (filter.until) {
+        sql.where("e.created_at < ?", {to_millis(*filter.until)});
+        sql.where(
+            "e.seq <= (SELECT coalesce(max(+seq), 0) FROM sluice_events WHERE "
+            "created_at < ?)",
+            {to_millis(*filter.until)});
+      }
     }
     SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
                                      sql.clause() + " ORDER BY e.seq LIMIT " +
