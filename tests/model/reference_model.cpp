@@ -269,6 +269,16 @@ void ReferenceModel::clock_seen_behind(TimePoint to) {
   }
 }
 
+void ReferenceModel::clock_maybe_seen_behind(TimePoint to) {
+  for (auto& [_, event] : events_) {
+    for (auto& [consumer, pair] : event.pairs) {
+      // Either outcome is right: re-anchored (may fire from `to`) or not (the old latest holds).
+      if (pair.state == PairState::kPending && pair.scheduled_at && *pair.scheduled_at > to)
+        pair.earliest = std::min(pair.earliest, to);
+    }
+  }
+}
+
 long long ReferenceModel::replay(const DeadFilter& matches) {
   long long count = 0;
   for (auto& [_, event] : events_) {

@@ -99,6 +99,9 @@ class ReferenceModel {
   // A worker saw the clock behind its last reading (or started): as the engine promises, every
   // wait scheduled after `now` starts anew from `now`, firing at worst early.
   void clock_seen_behind(TimePoint now);
+  // A worker that may or may not have run a step (started, then stopped at once): each wait
+  // scheduled after `now` may start anew from `now`, or keep its schedule.
+  void clock_maybe_seen_behind(TimePoint now);
 
   using DeadFilter =
       std::function<bool(const ModelEvent&, const std::string& consumer, const Pair&)>;

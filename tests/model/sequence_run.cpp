@@ -202,7 +202,8 @@ class Sequence final : public CallSink {
         const long long calls_before = calls_;
         Worker worker(path_, options_);
         subscribe_handlers(worker, config_, config_.instances[op.instance], *this);
-        model_.clock_seen_behind(clock_->now());  // a worker new to the file
+        // A worker new to the file re-anchors at its first step, but stop() may come before it.
+        model_.clock_maybe_seen_behind(clock_->now());
         worker.start();
         worker.stop();
         std::lock_guard lock(mutex_);
