@@ -19,7 +19,7 @@ struct PeerSettings {
   // Where plainjob_side.mjs is, with its node_modules installed (`npm ci`).
   std::string peers_dir;
   // Jobs per side and round (a quick run: its own small count).
-  long long jobs = 10000;
+  long long jobs = 50000;
 };
 
 // Adds a row for processing (target: sluice >= 25x plainjob's jobs per second) and one for the

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", settings.quick, "200 jobs, one round, target not judged (smoke run)");
   app.add_option("--rounds", settings.rounds, "Measurements per side; the best counts")
       ->check(CLI::Range(1, 100));
-  app.add_option("--jobs", peers.jobs, "Jobs per side and round (default 10000)")
+  app.add_option("--jobs", peers.jobs, "Jobs per side and round (default 50000)")
       ->check(CLI::Range(100LL, 10'000'000LL));
   app.add_option("--node", peers.node, "The Node.js executable (default: node in PATH)");
   app.add_option("--peers-dir", peers.peers_dir,
