@@ -21,8 +21,23 @@ std::string coloured_state(const Style& style, const std::string& state) {
   return state;
 }
 
+// Why an event has no delivery rows: nobody subscribes to its topic, or those who do subscribed
+// after it (a consumer starts from "now" by default), which a backfill answers.
+void print_no_deliveries(const Event& event, const std::vector<std::string>& late) {
+  if (late.empty()) {
+    std::cout << "  (no consumer subscribes to " << event.topic << ")\n";
+    return;
+  }
+  std::string names;
+  for (const std::string& name : late) names += (names.empty() ? "" : ", ") + name;
+  std::cout << "  (" << names << " subscribed to " << event.topic
+            << " after this event; sluice replay --consumer " << late.front() << " --from-event "
+            << event.id << " delivers it)\n";
+}
+
 void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveries,
-                 const std::vector<AttemptRecord>& attempts, const Style& style) {
+                 const std::vector<std::string>& late, const std::vector<AttemptRecord>& attempts,
+                 const Style& style) {
   std::cout << style.bold("event") << "       " << event.id << '\n'
             << "seq         " << event.seq << '\n'
             << "topic       " << event.topic << '\n';
@@ -47,7 +62,7 @@ void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveri
                             d.last_error});
   }
   if (deliveries.empty()) {
-    std::cout << "  (no consumer subscribes to " << event.topic << ")\n";
+    print_no_deliveries(event, late);
   } else {
     delivery_table.print(std::cout, Style(false));
   }
@@ -76,19 +91,22 @@ void add_show_command(CLI::App& app, std::shared_ptr<Session> session) {
       app.add_subcommand("show", "One event: headers, payload, and per consumer its history");
   command->footer("Example:\n  sluice --db app.db show 01JD0F3W5R8M9K2Q7Y4T6V1B3N --json");
   command->add_option("EVENT_ID", args->event_id, "The event's ID")->required();
-  command->add_flag("--json", args->json, "Print {event, deliveries: [...], attempts: [...]}");
+  command->add_flag("--json", args->json,
+                    "Print {event, deliveries: [...], subscribed_after: [...], attempts: [...]}");
   command->callback([session, args]() {
     SQLite::Database db = session->open_read_only();
     const Event event = find_event(db, args->event_id);
     const auto deliveries = delivery_statuses(db, event);
     const auto attempts = attempt_history(db, event);
-    if (!args->json) return print_event(event, deliveries, attempts, session->style());
+    const auto late = late_subscribers(db, event);
+    if (!args->json) return print_event(event, deliveries, late, attempts, session->style());
     Json delivery_list = Json::array();
     for (const auto& d : deliveries) delivery_list.push_back(delivery_json(d));
     Json attempt_list = Json::array();
     for (const auto& a : attempts) attempt_list.push_back(attempt_json(a));
     print_json(std::cout, Json{{"event", event_json(event)},
                                {"deliveries", delivery_list},
+                               {"subscribed_after", late},
                                {"attempts", attempt_list}});
   });
 }

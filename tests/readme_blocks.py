@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that every C++ block of README.md and docs/*.md is a file of the repository, byte for byte.
+"""Checks that every C++ and C block of README.md and docs/*.md is a file of the repository, byte
+for byte.
 
 A block is quoted from a file named on the line just above its fence:
 
@@ -19,11 +20,11 @@ MARKER = re.compile(r"<!-- (\S+) -->")
 
 
 def blocks(text):
-    """Yields (line number, file named above it or None, block text) for each ```cpp block."""
+    """Yields (line number, file named above it or None, block text) for each ```cpp or ```c block."""
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        if lines[i].strip() in ("```cpp", "```c++"):
+        if lines[i].strip() in ("```cpp", "```c++", "```c"):
             start = i
             end = i + 1
             while end < len(lines) and lines[end].strip() != "```":
@@ -43,8 +44,8 @@ def main():
         name = document.relative_to(root)
         for line, quoted, block in blocks(document.read_text()):
             if quoted is None:
-                problems.append(f"{name}:{line}: a C++ block without '<!-- FILE -->' above it naming "
-                                "the compiled file it quotes")
+                problems.append(f"{name}:{line}: a C++ or C block without '<!-- FILE -->' above "
+                                "it naming the compiled file it quotes")
                 continue
             path = root / quoted
             if not path.is_file():

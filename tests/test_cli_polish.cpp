@@ -116,3 +116,32 @@ TEST_CASE("dlq discard --json shows the records as the discard left them, as dlq
   const auto text = f.sluice({"dlq", "list", "--discarded"});
   CHECK(text.out.find("permanent, discarded") != std::string::npos);
 }
+
+TEST_CASE("show names the consumers that subscribed after the event instead of saying none does") {
+  CliFixture f;
+  f.init();
+  const std::string id = f.enqueue_order(1);
+  {
+    sluice::Worker worker(f.db_path, f.options());
+    worker.subscribe("billing", "order.placed",
+                     [](const sluice::Event&, sluice::Context&) {});  // from now on
+    worker.run_until_idle();
+  }
+  const auto text = f.sluice({"show", id});
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("no consumer subscribes") == std::string::npos);
+  CHECK(text.out.find("  (billing subscribed to order.placed after this event; "
+                      "sluice replay --consumer billing --from-event " +
+                      id + " delivers it)\n") != std::string::npos);
+  const auto json = f.json({"show", id});
+  CHECK(json["deliveries"].empty());
+  CHECK(json["subscribed_after"] == nlohmann::json::array({"billing"}));
+
+  f.enqueue_order(2);
+  CliFixture other;
+  other.init();
+  const std::string lonely = other.enqueue_order(3);
+  CHECK(other.sluice({"show", lonely}).out.find("  (no consumer subscribes to order.placed)\n") !=
+        std::string::npos);
+  CHECK(other.json({"show", lonely})["subscribed_after"].empty());
+}

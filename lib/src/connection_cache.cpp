@@ -97,8 +97,7 @@ const sqlite3_module kCacheModule = {
 };
 
 // Registers the module on `db` and connects its table, so that closing `db` disconnects it.
-void watch_close(SQLite::Database& db) {
-  sqlite3* handle = db.getHandle();
+void watch_close(sqlite3* handle) {
   int rc = sqlite3_create_module_v2(handle, kModule, &kCacheModule, nullptr, nullptr);
   sqlite3_stmt* connect_table = nullptr;
   if (rc == SQLITE_OK) {
@@ -116,12 +115,12 @@ void watch_close(SQLite::Database& db) {
 }  // namespace
 
 ConnectionCached& connection_cached(
-    SQLite::Database& db, const void* key,
+    sqlite3* handle, const void* key,
     const std::function<std::unique_ptr<ConnectionCached>()>& make) {
   bool watched = false;
   {
     std::lock_guard lock(cache_mutex);
-    const auto found = caches().find(db.getHandle());
+    const auto found = caches().find(handle);
     if (found != caches().end()) {
       const auto object = found->second.find(key);
       if (object != found->second.end()) return *object->second;
@@ -130,19 +129,29 @@ ConnectionCached& connection_cached(
   }
   std::unique_ptr<ConnectionCached> made = make();
   // First: an object kept without it would keep the connection from closing.
-  if (!watched) watch_close(db);
+  if (!watched) watch_close(handle);
   ConnectionCached& kept = *made;
   std::lock_guard lock(cache_mutex);
-  caches()[db.getHandle()][key] = std::move(made);
+  caches()[handle][key] = std::move(made);
   return kept;
 }
 
-ConnectionCached* find_connection_cached(SQLite::Database& db, const void* key) {
+ConnectionCached* find_connection_cached(sqlite3* handle, const void* key) {
   std::lock_guard lock(cache_mutex);
-  const auto found = caches().find(db.getHandle());
+  const auto found = caches().find(handle);
   if (found == caches().end()) return nullptr;
   const auto object = found->second.find(key);
   return object != found->second.end() ? object->second.get() : nullptr;
+}
+
+ConnectionCached& connection_cached(
+    SQLite::Database& db, const void* key,
+    const std::function<std::unique_ptr<ConnectionCached>()>& make) {
+  return connection_cached(db.getHandle(), key, make);
+}
+
+ConnectionCached* find_connection_cached(SQLite::Database& db, const void* key) {
+  return find_connection_cached(db.getHandle(), key);
 }
 
 }  // namespace sluice

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <SQLiteCpp/Database.h>
+#include <sqlite3.h>
 
 #include <functional>
 #include <memory>
@@ -26,5 +27,10 @@ ConnectionCached& connection_cached(SQLite::Database& db, const void* key,
 
 // The object cached for `db` under `key`, or null. Thread-safe.
 ConnectionCached* find_connection_cached(SQLite::Database& db, const void* key);
+
+// As above, for a connection known by its handle alone (the C API's: the app opened it).
+ConnectionCached& connection_cached(sqlite3* handle, const void* key,
+                                    const std::function<std::unique_ptr<ConnectionCached>()>& make);
+ConnectionCached* find_connection_cached(sqlite3* handle, const void* key);
 
 }  // namespace sluice

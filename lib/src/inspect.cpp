@@ -130,6 +130,20 @@ std::vector<DeliveryStatus> delivery_statuses(SQLite::Database& db, const Event&
   });
 }
 
+std::vector<std::string> late_subscribers(SQLite::Database& db, const Event& event) {
+  return guarded("read subscriptions", [&] {
+    SQLite::Statement select(db,
+                             "SELECT c.name FROM sluice_subscriptions s JOIN sluice_consumers c "
+                             "ON c.id = s.consumer_id WHERE s.topic = ? AND s.start_seq >= ? "
+                             "ORDER BY c.name");
+    select.bind(1, event.topic);
+    select.bind(2, static_cast<int64_t>(event.seq));
+    std::vector<std::string> names;
+    while (select.executeStep()) names.push_back(select.getColumn(0).getString());
+    return names;
+  });
+}
+
 std::vector<AttemptRecord> attempt_history(SQLite::Database& db, const Event& event) {
   return guarded("read attempt history", [&] {
     SQLite::Statement select(db, kAttemptHistory);

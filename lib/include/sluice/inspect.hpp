@@ -54,6 +54,10 @@ Event find_event(SQLite::Database& db, const std::string& event_id);
 // Per subscribed consumer, the event's delivery state.
 std::vector<DeliveryStatus> delivery_statuses(SQLite::Database& db, const Event& event);
 
+// The consumers that subscribe to the event's topic but subscribed after it was enqueued, by
+// name: the event is not theirs (delivery_statuses leaves them out) unless it is backfilled.
+std::vector<std::string> late_subscribers(SQLite::Database& db, const Event& event);
+
 // The event's attempt history, oldest first.
 std::vector<AttemptRecord> attempt_history(SQLite::Database& db, const Event& event);
 

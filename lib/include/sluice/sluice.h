@@ -1,0 +1,390 @@
+/* sluice's C API: the stable surface for C and for FFI users (Swift, Rust, Go, C#).
+ *
+ * Conventions, for every function below:
+ * - A function that can fail returns an int result code, SLUICE_OK (0) or one of the SLUICE_*
+ *   error codes, and takes `char** errmsg` last. On failure *errmsg is set to a message that names
+ *   the operation and what was wrong; on success it is set to NULL. The message is allocated by
+ *   the library: free it with sluice_free(). Pass errmsg = NULL to get only the code. (An out
+ *   parameter rather than a per-thread "last error": a goroutine may change threads between two
+ *   calls.) On failure nothing was written and every other out parameter is left as it was.
+ * - Every buffer the library returns is allocated by it in one block and belongs to the caller,
+ *   who frees it with sluice_free(), once. Strings the library hands to a handler (sluice_event)
+ *   belong to the library and are valid only during that handler call.
+ * - Strings passed in are NUL-terminated UTF-8, copied before the call returns.
+ * - Times are milliseconds since the Unix epoch; durations are milliseconds.
+ * - No C++ exception leaves a function of this API; out of memory is SLUICE_NOMEM.
+ * - Handles (sluice_db, sluice_worker) are opaque. A sluice_db, like a sqlite3 connection, is
+ *   used by one thread at a time; sluice_worker's thread-safety is stated on its functions.
+ * - Enqueueing works on any sqlite3* connection of the app (from the same libsqlite3 as
+ *   libsluice, the system's), inside the app's own transaction on it.
+ */
+#ifndef SLUICE_H
+#define SLUICE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this header: MAJOR * 1000000 + MINOR * 1000 + PATCH. */
+#define SLUICE_VERSION "0.1.0"
+#define SLUICE_VERSION_NUMBER 1000
+
+/* Result codes. */
+#define SLUICE_OK 0
+/* A sluice error not covered below. */
+#define SLUICE_ERROR 1
+/* The caller passed something sluice refuses (NULL, an empty topic, malformed JSON, an
+   oversized payload, an option out of range). Nothing was written. */
+#define SLUICE_INVALID 2
+/* A file, event, consumer or dead letter named by the caller does not exist. */
+#define SLUICE_NOTFOUND 3
+/* A transaction rule was broken: enqueue with no transaction open, or on a file without the
+   sluice schema. */
+#define SLUICE_TRANSACTION 4
+/* SQLite reported an error (busy, I/O, read-only file...); the message has SQLite's text. */
+#define SLUICE_DATABASE 5
+/* The file is not an SQLite database. */
+#define SLUICE_NOTADB 6
+/* The file is an SQLite database but damaged. */
+#define SLUICE_CORRUPT 7
+/* The disk or quota is full. */
+#define SLUICE_FULL 8
+/* The file's sluice schema is newer than this library. */
+#define SLUICE_SCHEMA 9
+/* Out of memory. */
+#define SLUICE_NOMEM 10
+
+/* The library's version as SLUICE_VERSION_NUMBER gives it, for the library actually loaded,
+   which may be newer than the header an app was compiled with. Never fails. */
+int sluice_libversion_number(void);
+
+/* The library's version as SLUICE_VERSION gives it: a static string, never freed. */
+const char* sluice_libversion(void);
+
+/* Frees a buffer or message the library returned (NULL is ignored). */
+void sluice_free(void* p);
+
+/* ---- Opening a file ------------------------------------------------------------------------ */
+
+typedef struct sluice_db sluice_db;
+
+/* How sluice_open treats the file. */
+#define SLUICE_OPEN_CREATE 0   /* create the file if missing; create or migrate the schema */
+#define SLUICE_OPEN_EXISTING 1 /* the file must exist (SLUICE_NOTFOUND); schema migrated */
+#define SLUICE_OPEN_READONLY 2 /* the file must exist; read-only, nothing written or migrated */
+
+/* Opens `path` (a file, or ":memory:") for sluice as the C++ open_database does: WAL journal,
+   sluice's busy handling (waits up to 10 s for another connection's write lock), synchronous
+   FULL, and the sluice schema created or migrated in a transaction of its own (not with
+   SLUICE_OPEN_READONLY). `mode` is one of SLUICE_OPEN_*. On success *db is a new handle, closed
+   with sluice_close(). (":memory:" serves enqueues and reads on this handle only: a worker opens
+   a connection of its own, so it needs a file.) Errors: SLUICE_INVALID (NULL argument, unknown
+   mode), SLUICE_NOTFOUND, SLUICE_NOTADB, SLUICE_CORRUPT, SLUICE_SCHEMA, SLUICE_DATABASE. */
+int sluice_open(const char* path, int mode, sluice_db** db, char** errmsg);
+
+/* Closes `db` (NULL is ignored), finishing its statements. The handle is invalid afterwards. */
+void sluice_close(sluice_db* db);
+
+/* The SQLite connection of `db`, for the app's own tables and transactions on the same file;
+   it belongs to `db`: do not close it. NULL for a NULL `db`. */
+sqlite3* sluice_db_handle(sluice_db* db);
+
+/* Gives a connection the app opened itself sluice's busy handling (the fine-grained wait for
+   the write lock that sluice's own connections use, up to 10 s), synchronous FULL and the WAL
+   journal (files), as sluice_open does. It creates no schema. Errors: SLUICE_INVALID (NULL),
+   SLUICE_DATABASE. */
+int sluice_configure(sqlite3* conn, char** errmsg);
+
+/* ---- Enqueueing ---------------------------------------------------------------------------- */
+
+/* An event to enqueue. Zero-initialise it (`sluice_new_event e = {0};`) and set what you need:
+   NULL or "" means "none" for every string but `topic`. */
+typedef struct sluice_new_event {
+  /* Routing name, e.g. "order.placed". Required, non-empty. */
+  const char* topic;
+  /* A JSON document (object, array or scalar), at most 1 MiB; NULL means "{}". */
+  const char* payload;
+  /* Ordering key: an ordered consumer handles events with equal keys in enqueue order. */
+  const char* key;
+  /* The idempotency key; NULL or "" means "generate one" (26 characters, time-ordered). */
+  const char* id;
+  /* Domain dedup key naming one business operation, e.g. "order-42:paid". */
+  const char* dedup_key;
+  /* Headers as a JSON object of string values, e.g. {"trace":"abc"}; values delivered as
+     given. */
+  const char* headers;
+  /* Not delivered before this time (ms since the epoch); 0 means no delay. */
+  int64_t not_before_ms;
+} sluice_new_event;
+
+/* What sluice_enqueue did: stored the event, or wrote nothing as an event with its ID exists, or
+   as its topic has an event with its dedup key. */
+#define SLUICE_STORED 0
+#define SLUICE_DUPLICATE_ID 1
+#define SLUICE_DUPLICATE_DEDUP_KEY 2
+
+typedef struct sluice_enqueued {
+  /* SLUICE_STORED, SLUICE_DUPLICATE_ID or SLUICE_DUPLICATE_DEDUP_KEY. */
+  int status;
+  /* The stored event's seq (position in the file); for a duplicate, the existing event's. */
+  int64_t seq;
+  /* The stored event's ID; for a duplicate, the existing event's. Free with sluice_free(). */
+  char* id;
+} sluice_enqueued;
+
+/* Appends `event` inside the transaction the caller has open on `conn` (BEGIN IMMEDIATE is
+   best: the write lock is then taken once), so it commits or rolls back with the caller's own
+   writes; the transaction stays usable whatever the result. `conn` is any connection of the
+   app to a file that has the sluice schema (opened once with sluice_open), e.g.
+   sluice_db_handle(db); statements are prepared on its first call and kept until it closes.
+   Use it on the thread that uses `conn`. A worker of this process sees the commit within its
+   poll interval (100 ms). On success fills *result if not NULL (free result->id).
+   A duplicate is a success: result->status says which, nothing was written.
+   Errors: SLUICE_INVALID (NULL conn or event, an empty topic, malformed payload JSON, headers
+   that are not a JSON object of strings, an oversized payload), SLUICE_TRANSACTION (no open
+   transaction, no sluice schema in the file), SLUICE_DATABASE. */
+int sluice_enqueue(sqlite3* conn, const sluice_new_event* event, sluice_enqueued* result,
+                   char** errmsg);
+
+/* ---- The worker ---------------------------------------------------------------------------- */
+
+typedef struct sluice_worker sluice_worker;
+
+/* An event as a handler receives it. Every pointer belongs to the library and is valid only
+   during the handler call; copy what you keep. */
+typedef struct sluice_event {
+  /* Position in the file: strictly increasing in commit order. */
+  int64_t seq;
+  const char* id;
+  const char* topic;
+  /* JSON text. */
+  const char* payload;
+  /* "" when unkeyed. */
+  const char* key;
+  /* "" when none. */
+  const char* dedup_key;
+  /* A JSON object of string values; "{}" when none. */
+  const char* headers;
+  int64_t created_at_ms;
+  /* The consumer this delivery is for. */
+  const char* consumer;
+  /* 1 for the first attempt. */
+  int attempt;
+} sluice_event;
+
+/* What a handler returns. SLUICE_DONE: delivered, the handler's writes commit with the mark-seen.
+   SLUICE_RETRY: failed, retried by the consumer's policy, dead-lettered after its last attempt.
+   SLUICE_PERMANENT: can never succeed, dead-lettered at once as "permanent". SLUICE_SNOOZE: try
+   again after outcome->snooze_ms, spending no attempt. */
+#define SLUICE_DONE 0
+#define SLUICE_RETRY 1
+#define SLUICE_PERMANENT 2
+#define SLUICE_SNOOZE 3
+
+/* Details of a handler's outcome, filled by the handler. Starts zeroed. */
+typedef struct sluice_outcome {
+  /* For SLUICE_RETRY and SLUICE_PERMANENT: the error recorded with the attempt, NUL-terminated
+     (e.g. snprintf(outcome->error, sizeof outcome->error, ...)); longer text is cut. */
+  char error[1024];
+  /* For SLUICE_SNOOZE: milliseconds until the next attempt, >= 0. */
+  int64_t snooze_ms;
+} sluice_outcome;
+
+/* A handler: returns SLUICE_DONE, SLUICE_RETRY, SLUICE_PERMANENT or SLUICE_SNOOZE (anything
+   else counts as SLUICE_RETRY, with an error saying so). `conn` is the connection whose delivery
+   transaction is open: the handler's writes on it, the inbox row and the delivery state commit
+   together on SLUICE_DONE and are rolled back otherwise. It must not BEGIN, COMMIT or ROLLBACK
+   (the event is dead-lettered if it tries), nor keep `conn` after it returns. `conn` is NULL for
+   an outside-transaction consumer. It must not throw or longjmp. `user_data` is what
+   sluice_worker_subscribe was given. */
+typedef int (*sluice_handler)(void* user_data, const sluice_event* event, sqlite3* conn,
+                              sluice_outcome* outcome);
+
+/* How a consumer is delivered to. Get the defaults from sluice_consumer_defaults() and change
+   what you need. */
+typedef struct sluice_consumer_options {
+  /* 0 (default): the handler runs inside the delivery transaction, its effect exactly once.
+     1: it runs with no lock held, `conn` NULL, and the delivery is marked done after it returns
+     (effect at least once). */
+  int outside_transaction;
+  /* 1: events with equal keys are handled in enqueue order. Default 0. */
+  int ordered;
+  /* 1: a new consumer takes every retained event; 0 (default): only events enqueued later. */
+  int start_from_oldest;
+  /* Attempts in all, the first included; default 5, >= 1. */
+  int max_attempts;
+  /* Delay after the first failed attempt; default 1000, >= 0. */
+  int64_t initial_backoff_ms;
+  /* Upper bound of one delay; default 600000, >= initial_backoff_ms. */
+  int64_t max_backoff_ms;
+} sluice_consumer_options;
+
+/* The default consumer options, as the fields above document them. Never fails. */
+sluice_consumer_options sluice_consumer_defaults(void);
+
+/* Opens a worker with its own connection to `path` (created and migrated if needed; not
+   ":memory:"). On success *worker is a new handle, closed with sluice_worker_close().
+   Errors: SLUICE_INVALID (NULL, ":memory:" or ""), and those of sluice_open. */
+int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg);
+
+/* Registers `handler` (called with `user_data`) for `topic` under consumer `consumer`, recording
+   both in the file so that other processes see them. `options` NULL means the defaults; they
+   must be the same on every call for one consumer. Not while the worker is started.
+   Errors: SLUICE_INVALID (NULL or empty name or topic, NULL handler, options out of range or
+   unlike an earlier call's, a second handler for the same consumer and topic), SLUICE_DATABASE. */
+int sluice_worker_subscribe(sluice_worker* worker, const char* consumer, const char* topic,
+                            sluice_handler handler, void* user_data,
+                            const sluice_consumer_options* options, char** errmsg);
+
+/* What one sluice_worker_run_until_idle call did. */
+typedef struct sluice_drain_result {
+  /* Handler calls that returned SLUICE_DONE (or events already seen, skipped). */
+  int64_t delivered;
+  /* Failed attempts scheduled for a retry, and snoozes. */
+  int64_t retried;
+  /* Events dead-lettered. */
+  int64_t dead_lettered;
+} sluice_drain_result;
+
+/* Delivers in the calling thread until nothing is due at the current time; handlers run on this
+   thread. Fills *result if not NULL. Errors: SLUICE_INVALID (NULL worker, the worker is
+   started), SLUICE_DATABASE and the other storage codes. */
+int sluice_worker_run_until_idle(sluice_worker* worker, sluice_drain_result* result, char** errmsg);
+
+/* Starts delivering on a thread of the worker's own: handlers run there. It sees commits made
+   on any connection to the file soon after they are made, at the latest within its poll
+   interval (100 ms). Starting a started worker does nothing. Thread-safe. Errors:
+   SLUICE_INVALID (NULL worker). */
+int sluice_worker_start(sluice_worker* worker, char** errmsg);
+
+/* Finishes the batch in hand (its handlers' writes commit), leaves nothing claimed and joins
+   the worker's thread. Idempotent; thread-safe, but not from within a handler. Errors:
+   SLUICE_INVALID (NULL worker), SLUICE_DATABASE. */
+int sluice_worker_stop(sluice_worker* worker, char** errmsg);
+
+/* Stops the worker as sluice_worker_stop does and frees it (NULL is ignored). */
+void sluice_worker_close(sluice_worker* worker);
+
+/* ---- Stats and metrics --------------------------------------------------------------------- */
+
+/* One consumer's numbers, read from the file (every process sees the same). */
+typedef struct sluice_consumer_stats {
+  const char* consumer;
+  /* Events waiting for a first or further attempt (due or not). */
+  int64_t pending;
+  /* Events claimed by a worker right now. */
+  int64_t claimed;
+  /* Pending events that have failed at least once. */
+  int64_t retrying;
+  /* Dead letters not discarded. */
+  int64_t dead;
+  int64_t delivered_total;
+  int64_t retries_total;
+  int64_t snoozed_total;
+  /* Age of the oldest pending event; 0 when none. */
+  int64_t lag_ms;
+  /* Keys held back by a dead letter (ordered consumers). */
+  int64_t parked_keys;
+  /* Pending events left for a worker of the consumer with a handler for their topic. */
+  int64_t waiting_for_handler;
+} sluice_consumer_stats;
+
+/* One row per consumer, by name: *stats points to *count rows (NULL when none), in one block
+   freed with sluice_free(*stats). Reads only. Errors: SLUICE_INVALID (NULL), SLUICE_DATABASE. */
+int sluice_stats(sluice_db* db, sluice_consumer_stats** stats, size_t* count, char** errmsg);
+
+/* The Prometheus text exposition `sluice metrics` prints (sluice_backlog, sluice_lag_seconds,
+   ... labelled by consumer): *text is NUL-terminated, freed with sluice_free(). Reads only.
+   Errors: SLUICE_INVALID (NULL), SLUICE_DATABASE. */
+int sluice_metrics_text(sluice_db* db, char** text, char** errmsg);
+
+/* ---- Dead letters -------------------------------------------------------------------------- */
+
+/* A dead letter: an (event, consumer) pair that failed for good. */
+typedef struct sluice_dead_letter {
+  const char* event_id;
+  int64_t event_seq;
+  const char* consumer;
+  const char* topic;
+  const char* key;
+  /* "permanent", "exhausted" or "crashed". */
+  const char* reason;
+  const char* last_error;
+  int attempts;
+  int64_t first_failed_at_ms;
+  int64_t last_failed_at_ms;
+  /* 1 once discarded: kept as an audit record with the operator's note. */
+  int discarded;
+  const char* note;
+} sluice_dead_letter;
+
+/* Which dead letters an operation applies to. Zero-initialise it: a zeroed filter matches every
+   dead letter; each field set narrows it. */
+typedef struct sluice_dead_letter_filter {
+  /* These event IDs only (event_id_count of them); NULL means any. */
+  const char* const* event_ids;
+  size_t event_id_count;
+  /* NULL or "" means any. */
+  const char* consumer;
+  const char* topic;
+  /* Substring of the last error. */
+  const char* error_contains;
+  /* last_failed_at in [since_ms, until_ms); 0 means unbounded. */
+  int64_t since_ms;
+  int64_t until_ms;
+  /* 1: list discarded (audit) records too. List only. */
+  int include_discarded;
+} sluice_dead_letter_filter;
+
+/* The dead letters matching `filter` (NULL: all not discarded), oldest failure first: *letters
+   points to *count rows (NULL when none), in one block freed with sluice_free(*letters). Reads
+   only. Errors: SLUICE_INVALID (NULL db or out parameter), SLUICE_NOTFOUND (unknown consumer),
+   SLUICE_DATABASE. */
+int sluice_dead_letters_list(sluice_db* db, const sluice_dead_letter_filter* filter,
+                             sluice_dead_letter** letters, size_t* count, char** errmsg);
+
+/* Puts the dead letters matching `filter` back to pending with their attempts reset, in short
+   transactions, unparking their keys; *replayed (if not NULL) says how many. `filter` is
+   required (a zeroed one replays all). Errors: SLUICE_INVALID (NULL db or filter),
+   SLUICE_NOTFOUND (unknown consumer), SLUICE_DATABASE. */
+int sluice_dead_letters_replay(sluice_db* db, const sluice_dead_letter_filter* filter,
+                               int64_t* replayed, char** errmsg);
+
+/* Marks the dead letters matching `filter` discarded with `note` (required, non-empty), kept as
+   audit records, unparking their keys; *discarded (if not NULL) says how many. Errors:
+   SLUICE_INVALID (NULL db or filter, empty note), SLUICE_NOTFOUND, SLUICE_DATABASE. */
+int sluice_dead_letters_discard(sluice_db* db, const sluice_dead_letter_filter* filter,
+                                const char* note, int64_t* discarded, char** errmsg);
+
+/* ---- Backfill and retention ---------------------------------------------------------------- */
+
+/* Re-delivers to `consumer` the retained events it subscribes to, in order, from event
+   `from_event_id` on, or created in [since_ms, until_ms) (until_ms 0: up to now): exactly one of
+   from_event_id (non-empty) and since_ms (non-zero) must be given. The consumer's seen marks for
+   them are cleared in the same transaction; *queued (if not NULL) says how many events were
+   queued. Errors: SLUICE_INVALID (NULL db or consumer, both or neither start given),
+   SLUICE_NOTFOUND (unknown consumer or event), SLUICE_DATABASE. */
+int sluice_backfill(sluice_db* db, const char* consumer, const char* from_event_id,
+                    int64_t since_ms, int64_t until_ms, int64_t* queued, char** errmsg);
+
+/* Flags of sluice_prune. */
+#define SLUICE_PRUNE_FORCE 1   /* allow a retention shorter than the dedup horizon */
+#define SLUICE_PRUNE_DRY_RUN 2 /* count only, write nothing */
+
+/* Deletes events created more than `retention_ms` ago that every consumer has finished, with
+   their deliveries, attempt history and seen IDs, in short transactions; never pending, claimed
+   or dead-lettered work. *pruned (if not NULL) says how many events were (or, with
+   SLUICE_PRUNE_DRY_RUN, would be) deleted. Errors: SLUICE_INVALID (NULL db, a negative
+   retention, unknown flags, a retention shorter than the longest retry schedule without
+   SLUICE_PRUNE_FORCE: it would forget dedup keys while retries still run), SLUICE_DATABASE. */
+int sluice_prune(sluice_db* db, int64_t retention_ms, int flags, int64_t* pruned, char** errmsg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_H */
