@@ -23,6 +23,8 @@ namespace {
 
 constexpr auto kPatience = seconds(20);
 constexpr const char* kDataVersion = "PRAGMA data_version";
+// How IdleCheck's statement begins: the worker runs it once it has nothing to do.
+constexpr const char* kIdleCheck = "SELECT (SELECT min(d.next_attempt_at)";
 
 // Thread-safe. Counts the statements a connection runs on any thread (the worker's), by text.
 class StatementLog {
@@ -46,9 +48,10 @@ class StatementLog {
     std::lock_guard lock(mutex_);
     return count_locked(prefix);
   }
-  long long total() {
+  // Statements run so far whose text does not start with `prefix`.
+  long long count_other_than(const std::string& prefix) {
     std::lock_guard lock(mutex_);
-    return total_;
+    return total_ - count_locked(prefix);
   }
   // Waits until `count(prefix)` reaches `at_least`; false if it did not within kPatience.
   bool wait_for(const std::string& prefix, long long at_least) {
@@ -81,6 +84,13 @@ class StatementLog {
   std::condition_variable ran_;
   std::map<std::string, long long> counts_;
   long long total_ = 0;
+};
+
+// Stops a started worker when it goes, so that a failed REQUIRE stops it before what its handler
+// or its connection's trace uses is destroyed. Declare it after those.
+struct StopOnExit {
+  Worker& worker;
+  ~StopOnExit() { worker.stop(); }
 };
 
 // Counts handler calls that did not ask for a retry, and lets a test wait for them.
@@ -136,7 +146,7 @@ struct RetryDueInAnHour {
   // Starts the worker and returns once it sleeps, having asked what it waits for.
   void start_and_idle(StatementLog& log) {
     worker.start();
-    REQUIRE(log.wait_for("SELECT (SELECT min(d.next_attempt_at)", 1));
+    REQUIRE(log.wait_for(kIdleCheck, 1));
   }
 
   Deliveries delivered;
@@ -147,8 +157,8 @@ struct RetryDueInAnHour {
 
 TEST_CASE("an idle worker's sleeps end in a data_version read, not a look at its 100 consumers") {
   Fixture f(true);
-  Worker worker(f.dir.file("app.db"), quick_idle(f));
   Deliveries delivered;
+  Worker worker(f.dir.file("app.db"), quick_idle(f));
   for (int i = 0; i < 100; ++i) {
     worker.subscribe("c" + std::to_string(i), "t",
                      [&](const Event&, Context&) { delivered.add(); });
@@ -158,40 +168,40 @@ TEST_CASE("an idle worker's sleeps end in a data_version read, not a look at its
   REQUIRE(delivered.count() == 100);
 
   StatementLog log(worker.db());
+  StopOnExit stop_on_exit{worker};
   worker.start();
-  REQUIRE(log.wait_for("SELECT (SELECT min(d.next_attempt_at)", 1));
-  const long long others_before = log.total() - log.count(kDataVersion);
+  REQUIRE(log.wait_for(kIdleCheck, 1));
+  const long long others_before = log.count_other_than(kDataVersion);
   const long long reads_before = log.count(kDataVersion);
   // Five more sleeps of 50 ms each.
   REQUIRE(log.wait_for(kDataVersion, reads_before + 5));
-  CHECK(log.total() - log.count(kDataVersion) == others_before);
+  CHECK(log.count_other_than(kDataVersion) == others_before);
 
   // A commit still wakes it, and all 100 consumers get the event.
   f.publish("t");
   CHECK(delivered.wait_for(200));
-  worker.stop();
 }
 
 TEST_CASE("an idle worker delivers a retry once the clock reaches it, with no commit") {
   Fixture f(true);
   RetryDueInAnHour idle(f);
   StatementLog log(idle.worker.db());
+  StopOnExit stop_on_exit{idle.worker};
   idle.start_and_idle(log);
   // A clock stepped forward past the retry is one the worker sees only by reading it.
   f.clock->advance(hours(1));
   CHECK(idle.delivered.wait_for(1));
-  idle.worker.stop();
 }
 
 TEST_CASE("an idle worker re-anchors a retry once the clock is set back, with no commit") {
   Fixture f(true);
   RetryDueInAnHour idle(f);
   StatementLog log(idle.worker.db());
+  StopOnExit stop_on_exit{idle.worker};
   idle.start_and_idle(log);
   // The hour the retry's backoff has run is unknown now: it is made due at once.
   f.clock->advance(-hours(2));
   CHECK(idle.delivered.wait_for(1));
-  idle.worker.stop();
 }
 
 TEST_CASE("the idle check finds due rows and claims through their indexes") {
