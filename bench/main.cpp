@@ -5,6 +5,7 @@
 #include <exception>
 #include <iostream>
 
+#include "consumer_count_cases.hpp"
 #include "foreign_writer_cases.hpp"
 #include "idle_cases.hpp"
 #include "latency_cases.hpp"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   try {
     bench::Run run(settings);
     bench::run_throughput_cases(run);
+    bench::run_consumer_count_cases(run);
     bench::run_latency_cases(run);
     bench::run_scale_cases(run);
     bench::run_idle_cases(run);

@@ -2,6 +2,7 @@
 // twice, and a failed attempt leaves no trace.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <thread>
 
 #include "support/fixture.hpp"
@@ -175,4 +176,68 @@ TEST_CASE("after the clock is set back an hour a retry fires at once, not an hou
   worker.run_until_idle();
   CHECK(calls == 2);
   CHECK(count(f.db, "sluice_inbox") == 1);
+}
+
+// A batch runs without a savepoint per event (deliverer.cpp, handle_in_transaction): a handler
+// that fails after writing sends its step back to run again with one per event.
+TEST_CASE(
+    "in a batch, a handler that fails after its write leaves no trace; the others apply once") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::string failing;
+  worker.subscribe("billing", "t", [&](const Event& e, Context& ctx) {
+    recording("billing")(e, ctx);
+    if (e.id == failing && ctx.attempt() == 1) ctx.retry("the ledger was locked");
+  });
+  for (int i = 0; i < 6; ++i) {
+    const std::string id = f.publish("t").id;
+    if (i == 3) failing = id;
+  }
+  const DrainResult first = worker.run_until_idle();
+  CHECK(first.delivered == 5);
+  CHECK(first.retried == 1);
+  CHECK(count(f.db, "applied") == 5);
+  CHECK(count(f.db, "applied", "event_id = '" + failing + "'") == 0);
+  CHECK(count(f.db, "sluice_inbox") == 5);
+  f.clock->advance(seconds(1));
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(count(f.db, "applied") == 6);
+  CHECK(count(f.db, "applied", "event_id = '" + failing + "'") == 1);
+}
+
+TEST_CASE("a handler that fails after creating a table leaves no table behind") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("c", "t", [&](const Event&, Context& ctx) {
+    ctx.db().exec("CREATE TABLE side_effect (x)");
+    if (ctx.attempt() == 1) ctx.retry("not yet");
+  });
+  f.publish("t");
+  CHECK(worker.run_until_idle().retried == 1);
+  CHECK(count(f.db, "sqlite_schema", "name = 'side_effect'") == 0);
+  f.clock->advance(seconds(1));
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(count(f.db, "sqlite_schema", "name = 'side_effect'") == 1);
+}
+
+TEST_CASE("a handler that fails before writing costs the rest of its batch no second call") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::map<std::string, int> calls;
+  std::string failing;
+  worker.subscribe("billing", "t", [&](const Event& e, Context& ctx) {
+    ++calls[e.id];
+    if (e.id == failing) return ctx.retry("the price list is not there yet");
+    recording("billing")(e, ctx);
+  });
+  for (int i = 0; i < 5; ++i) {
+    const std::string id = f.publish("t").id;
+    if (i == 2) failing = id;
+  }
+  const DrainResult drained = worker.run_until_idle();
+  CHECK(drained.delivered == 4);
+  CHECK(drained.retried == 1);
+  CHECK(calls.size() == 5);
+  for (const auto& [id, n] : calls) CHECK(n == 1);
+  CHECK(count(f.db, "applied") == 4);
 }

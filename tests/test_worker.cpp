@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "support/fixture.hpp"
+#include "support/statement_counter.hpp"
 #include "write_lock_holder.hpp"
 
 using namespace sluice;
@@ -14,6 +15,7 @@ using sluice::test::count;
 using sluice::test::count_attempts;
 using sluice::test::Fixture;
 using sluice::test::recording;
+using sluice::test::StatementCounter;
 using std::chrono::seconds;
 
 TEST_CASE("a subscribed consumer receives each event once and the inbox records it") {
@@ -455,4 +457,21 @@ TEST_CASE(
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   worker.stop();
   CHECK(count(f.db, "applied") == 1);
+}
+
+// A savepoint copies every page its event writes into the statement journal; the first handler
+// of a step needs none (deliverer.cpp, handle_in_transaction).
+TEST_CASE("a step's first handler runs without a savepoint, each later one with its own") {
+  for (const int batch : {1, 3}) {
+    CAPTURE(batch);
+    Fixture f;
+    f.options.batch_size = batch;
+    Worker worker(f.db, f.options);
+    worker.subscribe("c", "t", recording("c"));
+    for (int i = 0; i < 3; ++i) f.publish("t");
+    const StatementCounter savepoints(f.db, "SAVEPOINT");
+    CHECK(worker.run_until_idle().delivered == 3);
+    CHECK(count(f.db, "applied") == 3);
+    CHECK(savepoints.count() == (batch == 1 ? 0 : 2));
+  }
 }

@@ -32,6 +32,14 @@ constexpr std::int64_t kScanWindow = 16384;
 // due retries, which only a new claim takes).
 constexpr auto kRollingClaimLimit = std::chrono::seconds(1);
 
+// Thrown when the first handler of an in-transaction step failed with no savepoint to undo its
+// writes: the step's transaction is rolled back and the step runs again (see
+// handle_in_transaction).
+struct StepRolledBack {
+  std::size_t item;  // the failed item's index in its claim
+  Outcome outcome;
+};
+
 // Every state but 'discarded' holds back later events of its key. Not an IN list: SQLite builds
 // a temporary b-tree for an IN list of more than two values on every run of the statement.
 const char* const kBlocking = "b.state <> 'discarded'";
@@ -74,9 +82,14 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       options_(options),
       clock_(options.clock ? options.clock : system_clock()),
       guard_(db),
+      begin_(db, "BEGIN IMMEDIATE"),
+      commit_(db, "COMMIT"),
       newest_seq_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events"),
       read_cursor_(db, "SELECT cursor FROM sluice_consumers WHERE id = ?"),
-      update_cursor_(db, "UPDATE sluice_consumers SET cursor = ?2 WHERE id = ?1"),
+      update_consumer_(db,
+                       "UPDATE sluice_consumers SET cursor = coalesce(?5, cursor), "
+                       "delivered_total = delivered_total + ?2, retries_total = retries_total + "
+                       "?3, snoozed_total = snoozed_total + ?4 WHERE id = ?1"),
       claims_of_consumer_(db,
                           "SELECT id, owner, from_seq, to_seq, lease_until FROM sluice_claims "
                           "WHERE consumer_id = ? AND owner <> ?"),
@@ -85,6 +98,9 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                     "lease_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
       advance_claim_(db, "UPDATE sluice_claims SET from_seq = ?2 WHERE id = ?1"),
       move_claim_end_(db, "UPDATE sluice_claims SET to_seq = ?2 WHERE id = ?1"),
+      renew_claim_(db,
+                   "UPDATE sluice_claims SET from_seq = ?2, to_seq = ?3, lease_until = ?4, "
+                   "created_at = ?5 WHERE id = ?1"),
       delete_claim_(db, "DELETE FROM sluice_claims WHERE id = ?"),
       unhandled_in_range_(
           db, event_query(" FROM sluice_events e CROSS JOIN sluice_subscriptions s "
@@ -143,10 +159,11 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                     "VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
       insert_inbox_many_(db, insert_seen_marks_sql()),
       find_inbox_(db, "SELECT 1 FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?"),
-      add_counters_(db,
-                    "UPDATE sluice_consumers SET delivered_total = delivered_total + ?2, "
-                    "retries_total = retries_total + ?3, snoozed_total = snoozed_total + ?4 "
-                    "WHERE id = ?1"),
+      claim_start_(db,
+                   "SELECT c.cursor, (SELECT coalesce(max(seq), 0) FROM sluice_events), EXISTS "
+                   "(SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_due WHERE "
+                   "consumer_id = ?1 AND state = 'pending' AND next_attempt_at <= ?2) FROM "
+                   "sluice_consumers c WHERE c.id = ?1"),
       // A row scheduled after ?2 is due no earlier than it was scheduled, so only the due index's
       // range of rows due after ?2 is read.
       reanchor_needed_(db,
@@ -188,12 +205,13 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   if (now < spec.latest_now || spec.latest_now == TimePoint::min()) reanchor_retries(spec, now);
   spec.latest_now = now;
   if (!has_work(spec, now)) return result;
-  WriteTransaction tx(db_);
+  WriteTransaction tx = begin_write();
   const auto locked = std::chrono::steady_clock::now();
   recover_abandoned(spec, now, result);
-  add_counters(spec, result);
+  add_counters(result);
   bool moved = false;
   std::optional<Claim> claim = claim_into(spec, now, moved);
+  write_consumer_row(spec);
   tx.commit();
   result.held_write_lock = std::chrono::steady_clock::now() - locked;
   SLUICE_CRASH_POINT("after-claim");
@@ -209,7 +227,7 @@ void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
   const bool needed = reanchor_needed_.executeStep();
   rewind(reanchor_needed_);
   if (!needed) return;
-  WriteTransaction tx(db_);
+  WriteTransaction tx = begin_write();
   rewind(reanchor_retries_);
   reanchor_retries_.bind(1, static_cast<int64_t>(spec.id));
   reanchor_retries_.bind(2, static_cast<int64_t>(to_millis(now)));
@@ -348,8 +366,13 @@ std::int64_t Deliverer::backfills() {
   return count;
 }
 
+std::int64_t Deliverer::backfills_in_transaction() {
+  if (!backfills_in_transaction_) backfills_in_transaction_ = backfills();
+  return *backfills_in_transaction_;
+}
+
 void Deliverer::release_after_backfill(ConsumerSpec& spec, Claim& claim) {
-  if (claim.done() || backfills() == claim.backfills) return;
+  if (claim.done() || backfills_in_transaction() == claim.backfills) return;
   for (; !claim.done(); ++claim.next) hold_back(spec, claim.items[claim.next], "released");
 }
 
@@ -364,14 +387,48 @@ std::int64_t Deliverer::read_cursor(const ConsumerSpec& spec) {
   return cursor;
 }
 
-void Deliverer::write_cursor(const ConsumerSpec& spec, std::int64_t cursor) {
-  rewind(update_cursor_);
-  update_cursor_.bind(1, static_cast<int64_t>(spec.id));
-  update_cursor_.bind(2, static_cast<int64_t>(cursor));
-  update_cursor_.exec();
+WriteTransaction Deliverer::begin_write() {
+  row_change_ = {};
+  backfills_in_transaction_.reset();
+  return WriteTransaction(db_, begin_, commit_);
 }
 
-std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bool& moved) {
+void Deliverer::write_cursor(std::int64_t cursor) { row_change_.cursor = cursor; }
+
+void Deliverer::write_consumer_row(const ConsumerSpec& spec) {
+  const ConsumerRowChange& change = row_change_;
+  if (change.delivered + change.retried + change.snoozed == 0 && !change.cursor) return;
+  rewind(update_consumer_);
+  update_consumer_.bind(1, static_cast<int64_t>(spec.id));
+  update_consumer_.bind(2, static_cast<int64_t>(change.delivered));
+  update_consumer_.bind(3, static_cast<int64_t>(change.retried));
+  update_consumer_.bind(4, static_cast<int64_t>(change.snoozed));
+  if (change.cursor) {
+    update_consumer_.bind(5, static_cast<int64_t>(*change.cursor));
+  } else {
+    update_consumer_.bind(5);
+  }
+  update_consumer_.exec();
+  row_change_ = {};
+}
+
+Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec, TimePoint now) {
+  rewind(claim_start_);
+  claim_start_.bind(1, static_cast<int64_t>(spec.id));
+  claim_start_.bind(2, static_cast<int64_t>(to_millis(now)));
+  if (!claim_start_.executeStep()) {
+    throw NotFound("sluice: consumer '" + spec.name + "' is no longer in the file");
+  }
+  ClaimStart start;
+  start.cursor = claim_start_.getColumn(0).getInt64();
+  start.newest = claim_start_.getColumn(1).getInt64();
+  start.any_due = claim_start_.getColumn(2).getInt() != 0;
+  rewind(claim_start_);
+  return start;
+}
+
+std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bool& moved,
+                                           std::int64_t finished_claim) {
   if (spec.options.ordered) {
     // One claim at a time per ordered consumer, or two workers could reorder a key.
     rewind(claims_of_consumer_);
@@ -379,51 +436,74 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
     claims_of_consumer_.bindNoCopy(2, identity_.owner());
     const bool busy = claims_of_consumer_.executeStep();
     rewind(claims_of_consumer_);
-    if (busy) return std::nullopt;
+    if (busy) {
+      if (finished_claim != 0) drop_claim(finished_claim);
+      return std::nullopt;
+    }
   }
-  const std::int64_t cursor = read_cursor(spec);
+  const ClaimStart at = read_claim_start(spec, now);
+  const std::int64_t cursor = at.cursor;
 
   Claim claim;
   claim.items = std::move(spare_items_);
-  claim.backfills = backfills();
-  rewind(insert_claim_);
-  insert_claim_.bind(1, static_cast<int64_t>(spec.id));
-  insert_claim_.bindNoCopy(2, identity_.owner());
-  insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
-  insert_claim_.bind(4, static_cast<int64_t>(cursor));
-  insert_claim_.bind(5, static_cast<int64_t>(cursor));
-  insert_claim_.bind(6, static_cast<int64_t>(to_millis(add_saturating(now, options_.claim_lease))));
-  insert_claim_.bind(7, static_cast<int64_t>(to_millis(now)));
-  insert_claim_.exec();
-  claim.id = db_.getLastInsertRowid();
+  claim.backfills = backfills_in_transaction();
+  const TimePoint lease_until = add_saturating(now, options_.claim_lease);
+  if (finished_claim != 0) {
+    // Renewed below, once its range is known: one write instead of a delete and an insert (and
+    // their entries in the consumer index).
+    claim.id = finished_claim;
+  } else {
+    rewind(insert_claim_);
+    insert_claim_.bind(1, static_cast<int64_t>(spec.id));
+    insert_claim_.bindNoCopy(2, identity_.owner());
+    insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
+    insert_claim_.bind(4, static_cast<int64_t>(cursor));
+    insert_claim_.bind(5, static_cast<int64_t>(cursor));
+    insert_claim_.bind(6, static_cast<int64_t>(to_millis(lease_until)));
+    insert_claim_.bind(7, static_cast<int64_t>(to_millis(now)));
+    insert_claim_.exec();
+    claim.id = db_.getLastInsertRowid();
+  }
 
   // Events whose batch crashed are retried in ever smaller groups, apart from other work, so a
   // poison event cannot take innocent ones down with it again and again.
-  claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
+  const bool due = at.any_due;
+  if (due) claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
+  std::int64_t end = cursor;
   if (claim.items.empty()) {
-    refresh_topic_filter(spec);
-    claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
+    if (due) {
+      refresh_topic_filter(spec);
+      claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
+    }
     const int room = options_.batch_size - static_cast<int>(claim.items.size());
-    if (room > 0) moved = claim_fresh(spec, now, cursor, room, claim);
+    if (room > 0) end = claim_fresh(spec, now, cursor, at.newest, room, claim);
+    moved = end != cursor;
   }
   if (claim.items.empty()) {
     drop_claim(claim.id);
     recycle(claim);
     return std::nullopt;
   }
+  if (finished_claim != 0) {
+    rewind(renew_claim_);
+    renew_claim_.bind(1, static_cast<int64_t>(claim.id));
+    renew_claim_.bind(2, static_cast<int64_t>(cursor));
+    renew_claim_.bind(3, static_cast<int64_t>(end));
+    renew_claim_.bind(4, static_cast<int64_t>(to_millis(lease_until)));
+    renew_claim_.bind(5, static_cast<int64_t>(to_millis(now)));
+    renew_claim_.exec();
+  } else if (moved) {
+    move_claim_end(claim.id, end);
+  }
   std::sort(claim.items.begin(), claim.items.end(),
             [](const ClaimedItem& a, const ClaimedItem& b) { return a.event.seq < b.event.seq; });
   return claim;
 }
 
-bool Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room,
-                            Claim& claim) {
-  rewind(newest_seq_);
-  newest_seq_.executeStep();
-  const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
-  rewind(newest_seq_);
+std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
+                                    std::int64_t newest, int room, Claim& claim) {
   // Pruning the newest events can leave the cursor past the newest seq.
-  if (newest <= cursor) return false;
+  if (newest <= cursor) return cursor;
   const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
   // Events not to be handled yet are held back and leave the claim. Whether any row of the
   // consumer holds back a key is asked once; without one, only the keys held back here can block
@@ -475,13 +555,15 @@ bool Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t curs
     claim.items.resize(kept);
   } while (read_to < scan_end && claim.items.size() - first < static_cast<std::size_t>(room) &&
            std::chrono::steady_clock::now() - began < options_.batch_time_budget);
-  if (read_to == cursor) return false;
-  write_cursor(spec, read_to);
+  if (read_to != cursor) write_cursor(read_to);
+  return read_to;
+}
+
+void Deliverer::move_claim_end(std::int64_t claim_id, std::int64_t to_seq) {
   rewind(move_claim_end_);
-  move_claim_end_.bind(1, static_cast<int64_t>(claim.id));
-  move_claim_end_.bind(2, static_cast<int64_t>(read_to));
+  move_claim_end_.bind(1, static_cast<int64_t>(claim_id));
+  move_claim_end_.bind(2, static_cast<int64_t>(to_seq));
   move_claim_end_.exec();
-  return true;
 }
 
 bool Deliverer::any_key_held(const ConsumerSpec& spec) {
@@ -505,7 +587,9 @@ bool Deliverer::key_blocked(const ConsumerSpec& spec, const ClaimedItem& item) {
 void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   const int room = options_.batch_size - static_cast<int>(claim.items.size() - claim.next);
   if (room <= 0) return;
-  claim_fresh(spec, now, read_cursor(spec), room, claim);
+  const ClaimStart at = read_claim_start(spec, now);
+  const std::int64_t end = claim_fresh(spec, now, at.cursor, at.newest, room, claim);
+  if (end != at.cursor) move_claim_end(claim.id, end);
 }
 
 void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
@@ -560,25 +644,35 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
   // of a key), and go back to what they were if it is abandoned.
   const std::set<std::string> failed_before = claim.failed_keys;
   std::optional<Claim> next;
-  try {
-    WriteTransaction tx(db_);
-    const auto began = std::chrono::steady_clock::now();
-    const TimePoint now = clock_->now();
-    release_after_backfill(spec, claim);
-    while (!claim.done()) {
-      if (claim.next > start &&
-          std::chrono::steady_clock::now() - began >= options_.batch_time_budget) {
-        break;
+  for (bool committed = false; !committed;) {
+    try {
+      WriteTransaction tx = begin_write();
+      const auto began = std::chrono::steady_clock::now();
+      const TimePoint now = clock_->now();
+      release_after_backfill(spec, claim);
+      while (!claim.done()) {
+        if (claim.next > start &&
+            std::chrono::steady_clock::now() - began >= options_.batch_time_budget) {
+          break;
+        }
+        handle_in_transaction(spec, claim, claim.next == start, now, result);
+        ++claim.next;
       }
-      handle_in_transaction(spec, claim.items[claim.next], claim.failed_keys, now, result);
-      ++claim.next;
+      next = commit_step(tx, spec, claim, start, stopping, now, result);
+      result.held_write_lock = std::chrono::steady_clock::now() - began;
+      committed = true;
+    } catch (StepRolledBack& rolled_back) {
+      // Nothing but the failed handler had run in the step: it runs again at once, and the
+      // failure is recorded without calling the handler a second time.
+      claim.next = start;
+      claim.failed_keys = failed_before;
+      claim.known_outcome.emplace(rolled_back.item, std::move(rolled_back.outcome));
+      result = StepResult{};
+    } catch (...) {
+      claim.next = start;
+      claim.failed_keys = failed_before;
+      throw;
     }
-    next = commit_step(tx, spec, claim, start, stopping, now, result);
-    result.held_write_lock = std::chrono::steady_clock::now() - began;
-  } catch (...) {
-    claim.next = start;
-    claim.failed_keys = failed_before;
-    throw;
   }
   if (claim.done()) {
     recycle(*in_hand);
@@ -590,9 +684,11 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
 std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& spec, Claim& claim,
                                             std::size_t start, bool stopping, TimePoint now,
                                             StepResult& result) {
-  if (claim.done()) {
+  // A finished claim's row is renewed for the next claim, or deleted if there is none.
+  const bool renew = claim.done() && !stopping;
+  if (claim.done() && stopping) {
     drop_claim(claim.id);
-  } else {
+  } else if (!claim.done()) {
     std::int64_t progress = -1;
     for (std::size_t i = start; i < claim.next; ++i) {
       if (claim.items[i].fresh) progress = claim.items[i].event.seq;
@@ -604,22 +700,24 @@ std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& 
       advance_claim_.exec();
     }
   }
-  add_counters(spec, result);
+  add_counters(result);
   result.progressed = true;
   // Claiming the next batch in this transaction saves a commit per batch; the claim is still
   // durable before any of its handlers run.
   std::optional<Claim> next;
   bool moved = false;
-  if (claim.done() && !stopping) next = claim_into(spec, now, moved);
+  if (renew) next = claim_into(spec, now, moved, claim.id);
+  write_consumer_row(spec);
   SLUICE_CRASH_POINT("before-commit");
   tx.commit();
   SLUICE_CRASH_POINT("after-commit");
   return next;
 }
 
-void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
-                                      std::set<std::string>& failed_keys, TimePoint now,
+void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool first, TimePoint now,
                                       StepResult& result) {
+  const ClaimedItem& item = claim.items[claim.next];
+  std::set<std::string>& failed_keys = claim.failed_keys;
   const Event& event = item.event;
   const bool keyed = spec.options.ordered && !event.key.empty();
   if (keyed && failed_keys.count(event.key) > 0) {
@@ -633,8 +731,27 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
     if (keyed) failed_keys.insert(event.key);
     return;
   }
-  savepoint_.exec();
-  rewind(savepoint_);
+  if (claim.known_outcome && claim.known_outcome->first == claim.next) {
+    const Outcome outcome = std::move(claim.known_outcome->second);
+    claim.known_outcome.reset();
+    if (outcome.kind == Outcome::Kind::kDone) {
+      // Seen before: its effect was committed by an earlier pass.
+      if (!item.fresh) settle_delivery(spec.id, item, now, "seen");
+      return;
+    }
+    if (keyed) failed_keys.insert(event.key);
+    record_failure(spec, item, outcome, now, result);
+    return;
+  }
+  // A savepoint per event lets a failed handler's writes be undone alone; it costs a statement
+  // journal copy of every page the event writes. The step's first handler needs none: rolling
+  // back the whole transaction undoes its writes and nothing that only a handler could redo. So
+  // a batch of one (a desktop app's events mostly come one at a time) makes no savepoint.
+  const bool savepoint = !first;
+  if (savepoint) {
+    savepoint_.exec();
+    rewind(savepoint_);
+  }
   Outcome outcome;
   {
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
@@ -650,11 +767,14 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& ite
   // Marked seen after the handler, so a failure has only the handler's writes to undo. An event
   // seen before (its effect committed by an earlier pass) has its second effect undone.
   if (done && mark_seen(spec.id, event.id, now)) {
-    release_savepoint_.exec();
-    rewind(release_savepoint_);
+    if (savepoint) {
+      release_savepoint_.exec();
+      rewind(release_savepoint_);
+    }
     delivered(spec, item, now, result);
     return;
   }
+  if (!savepoint) throw StepRolledBack{claim.next, std::move(outcome)};
   rollback_savepoint_.exec();
   rewind(rollback_savepoint_);
   release_savepoint_.exec();
@@ -699,7 +819,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     const std::size_t claimed = claim.items.size();
     StepResult committed;
     try {
-      WriteTransaction tx(db_);
+      WriteTransaction tx = begin_write();
       const auto locked = std::chrono::steady_clock::now();
       const TimePoint now = clock_->now();
       fresh_done_.clear();
@@ -945,14 +1065,10 @@ void Deliverer::hold_until(ConsumerSpec& spec, const ClaimedItem& item, TimePoin
                  std::nullopt, TimePoint{});
 }
 
-void Deliverer::add_counters(const ConsumerSpec& spec, const StepResult& result) {
-  if (result.delivered + result.retried + result.snoozed == 0) return;
-  rewind(add_counters_);
-  add_counters_.bind(1, static_cast<int64_t>(spec.id));
-  add_counters_.bind(2, static_cast<int64_t>(result.delivered));
-  add_counters_.bind(3, static_cast<int64_t>(result.retried));
-  add_counters_.bind(4, static_cast<int64_t>(result.snoozed));
-  add_counters_.exec();
+void Deliverer::add_counters(const StepResult& result) {
+  row_change_.delivered += result.delivered;
+  row_change_.retried += result.retried;
+  row_change_.snoozed += result.snoozed;
 }
 
 void Deliverer::settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,
@@ -1037,7 +1153,7 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
 
 void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
   if (!in_hand) return;
-  WriteTransaction tx(db_);
+  WriteTransaction tx = begin_write();
   for (std::size_t i = in_hand->next; i < in_hand->items.size(); ++i) {
     hold_back(spec, in_hand->items[i], "released");
   }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "handler_context.hpp"
@@ -62,6 +63,9 @@ struct Claim {
   // The file's backfill count when the claim was made (see backfill.cpp): once it changes, a
   // backfill may have queued the claim's events again, and the unstarted rest is given back.
   std::int64_t backfills = 0;
+  // The outcome of the item at this index, whose step was rolled back after its handler failed
+  // (see handle_in_transaction): applied when the step runs again, without a second call.
+  std::optional<std::pair<std::size_t, Outcome>> known_outcome;
   bool done() const { return next >= items.size(); }
 };
 
@@ -110,15 +114,37 @@ class Deliverer {
   // After the clock was set back past when retries were scheduled, makes them due at once: the
   // time their backoff already ran is unknown, so they fire at worst early, never an hour late.
   void reanchor_retries(const ConsumerSpec& spec, TimePoint now);
+  // Begins a write transaction with the statements prepared for it, and forgets what the last
+  // transaction had pending for the consumer's row.
+  WriteTransaction begin_write();
   std::int64_t read_cursor(const ConsumerSpec& spec);
-  void write_cursor(const ConsumerSpec& spec, std::int64_t cursor);
+  // Notes the consumer's new cursor for write_consumer_row.
+  void write_cursor(std::int64_t cursor);
+  // Writes the cursor and counters noted in this transaction, in one statement (each was one
+  // of its own, on the same row). Called before every commit that may have noted any.
+  void write_consumer_row(const ConsumerSpec& spec);
   // Claims due rows and fresh events; `moved` tells whether the cursor moved even when nothing
-  // was left to claim (all held back, or of other topics): that is progress too.
-  std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now, bool& moved);
+  // was left to claim (all held back, or of other topics): that is progress too. With
+  // `finished_claim` (the ID of this worker's claim just finished in this transaction), its row
+  // is renewed for the new claim rather than deleted and inserted again.
+  std::optional<Claim> claim_into(ConsumerSpec& spec, TimePoint now, bool& moved,
+                                  std::int64_t finished_claim = 0);
   // Adds up to `room` events past the consumer's `cursor` to the claim (holding back delayed,
-  // key-blocked and unhandled ones, and reading on past them within the scan window), and moves
-  // the cursor and the claim's end past what it read. Returns whether the cursor moved.
-  bool claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor, int room, Claim& claim);
+  // key-blocked and unhandled ones, and reading on past them within the scan window), and notes
+  // the cursor past what it read. Returns that new cursor (`cursor` when it did not move); the
+  // caller moves the claim's end to it.
+  std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
+                           std::int64_t newest, int room, Claim& claim);
+  void move_claim_end(std::int64_t claim_id, std::int64_t to_seq);
+  // What a claim starts from, in one statement (three before): the consumer's cursor, the
+  // newest seq, and whether any pending row of `spec` is due at `now` (when none is, the usual
+  // case, the claim's three queries for due rows are skipped).
+  struct ClaimStart {
+    std::int64_t cursor = 0;
+    std::int64_t newest = 0;
+    bool any_due = false;
+  };
+  ClaimStart read_claim_start(const ConsumerSpec& spec, TimePoint now);
   // Whether any delivery row of `spec` holds back later events of its key.
   bool any_key_held(const ConsumerSpec& spec);
   // Whether an earlier event of the item's key holds it back.
@@ -127,6 +153,8 @@ class Deliverer {
   void extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now);
   void recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result);
   std::int64_t backfills();
+  // backfills(), read once per write transaction: it cannot change while this one holds the lock.
+  std::int64_t backfills_in_transaction();
   // When a backfill ran since the claim was made, gives back its items from `next` on (none has
   // started): pending again, no attempt spent, one row per event, so each is delivered once more
   // and in order, rather than once by this claim and once by the backfill.
@@ -137,8 +165,11 @@ class Deliverer {
   StepResult deliver_in_transaction(ConsumerSpec& spec, std::optional<Claim>& in_hand,
                                     bool stopping);
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
-  void handle_in_transaction(ConsumerSpec& spec, const ClaimedItem& item,
-                             std::set<std::string>& failed_keys, TimePoint now, StepResult& result);
+  // Handles the claim's item at claim.next. The first of a step (`first`) runs without a
+  // savepoint: if its handler fails, this throws StepRolledBack, and the step runs again with the
+  // outcome known.
+  void handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool first, TimePoint now,
+                             StepResult& result);
   // What one handler call of an outside consumer gets and returns: a batch handler's run of
   // items of one topic, or one item for a plain handler. It holds the items' events, moved out of
   // the claim until return_events (copying each event cost a good part of a relay's time), so
@@ -189,7 +220,8 @@ class Deliverer {
   void hold_back(ConsumerSpec& spec, const ClaimedItem& item, const char* reason);
   // Leaves a delayed item pending until its not-before time.
   void hold_until(ConsumerSpec& spec, const ClaimedItem& item, TimePoint not_before);
-  void add_counters(const ConsumerSpec& spec, const StepResult& result);
+  // Notes the step's counts for write_consumer_row.
+  void add_counters(const StepResult& result);
   // Ends a delivery row: its history goes to sluice_attempts with the outcome that ended it.
   void settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,
                        const char* outcome);
@@ -225,14 +257,26 @@ class Deliverer {
   std::string history_entry_;             // write_delivery's buffer
   // The IDs of an outside step's delivered fresh items; kept for its capacity.
   std::vector<const std::string*> fresh_done_;
+  // What this write transaction has to write to the consumer's row (write_consumer_row).
+  struct ConsumerRowChange {
+    long long delivered = 0;
+    long long retried = 0;
+    long long snoozed = 0;
+    std::optional<std::int64_t> cursor;
+  };
+  ConsumerRowChange row_change_;
+  std::optional<std::int64_t> backfills_in_transaction_;
 
+  SQLite::Statement begin_;
+  SQLite::Statement commit_;
   SQLite::Statement newest_seq_;
   SQLite::Statement read_cursor_;
-  SQLite::Statement update_cursor_;
+  SQLite::Statement update_consumer_;
   SQLite::Statement claims_of_consumer_;
   SQLite::Statement insert_claim_;
   SQLite::Statement advance_claim_;
   SQLite::Statement move_claim_end_;
+  SQLite::Statement renew_claim_;
   SQLite::Statement delete_claim_;
   SQLite::Statement unhandled_in_range_;
   SQLite::Statement claimed_rows_;
@@ -248,7 +292,7 @@ class Deliverer {
   SQLite::Statement insert_inbox_;
   SQLite::Statement insert_inbox_many_;
   SQLite::Statement find_inbox_;
-  SQLite::Statement add_counters_;
+  SQLite::Statement claim_start_;
   SQLite::Statement reanchor_needed_;
   SQLite::Statement reanchor_retries_;
   SQLite::Statement subscription_count_;

@@ -12,6 +12,7 @@
 #include "commit_signal.hpp"
 #include "connection_cache.hpp"
 #include "connection_clock.hpp"
+#include "enqueue_in_statement.hpp"
 #include "event_codec.hpp"
 #include "rewind.hpp"
 #include "sluice/database.hpp"
@@ -309,6 +310,11 @@ std::vector<EnqueueResult> Outbox::receive_batch(const std::vector<NewEvent>& ev
 
 EnqueueResult enqueue(SQLite::Database& db, const NewEvent& event, const Options& options) {
   require_transaction(db, "enqueue");
+  return enqueue_in_statement(db, event, options);
+}
+
+EnqueueResult enqueue_in_statement(SQLite::Database& db, const NewEvent& event,
+                                   const Options& options) {
   validate_new_event(event, options.max_payload_bytes);
   return guarded("enqueue", [&] {
     auto& writer = static_cast<EventWriter&>(connection_cached(db, &kWriterKey, [&] {

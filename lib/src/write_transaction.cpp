@@ -2,9 +2,19 @@
 
 #include <sqlite3.h>
 
+#include "rewind.hpp"
+
 namespace sluice {
 
 WriteTransaction::WriteTransaction(SQLite::Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+WriteTransaction::WriteTransaction(SQLite::Database& db, SQLite::Statement& begin,
+                                   SQLite::Statement& commit)
+    : db_(db), commit_(&commit) {
+  rewind(begin);
+  begin.exec();
+  rewind(begin);
+}
 
 WriteTransaction::~WriteTransaction() {
   // A failed COMMIT may already have rolled back; ROLLBACK then reports "no transaction".
@@ -13,7 +23,13 @@ WriteTransaction::~WriteTransaction() {
 }
 
 void WriteTransaction::commit() {
-  db_.exec("COMMIT");
+  if (commit_ == nullptr) {
+    db_.exec("COMMIT");
+  } else {
+    rewind(*commit_);
+    commit_->exec();
+    rewind(*commit_);
+  }
   open_ = false;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 
 namespace sluice {
 
@@ -10,6 +11,9 @@ namespace sluice {
 class WriteTransaction {
  public:
   explicit WriteTransaction(SQLite::Database& db);
+  // The same with `begin` ("BEGIN IMMEDIATE") and `commit` ("COMMIT") prepared once on `db` by
+  // the caller, who keeps them alive: a transaction per delivered event parsed both each time.
+  WriteTransaction(SQLite::Database& db, SQLite::Statement& begin, SQLite::Statement& commit);
   ~WriteTransaction();
   WriteTransaction(const WriteTransaction&) = delete;
   WriteTransaction& operator=(const WriteTransaction&) = delete;
@@ -18,6 +22,7 @@ class WriteTransaction {
 
  private:
   SQLite::Database& db_;
+  SQLite::Statement* commit_ = nullptr;  // null: COMMIT is parsed at commit()
   bool open_ = true;
 };
 

@@ -1,0 +1,264 @@
+#include "sql_functions.hpp"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "consumer_registry.hpp"
+#include "enqueue_in_statement.hpp"
+#include "result_tables.hpp"
+#include "sluice/database.hpp"
+#include "sluice/dead_letters.hpp"
+#include "sluice/error.hpp"
+#include "sql_connection.hpp"
+#include "write_transaction.hpp"
+
+namespace sluice::sqlext {
+namespace {
+
+using Args = sqlite3_value**;
+
+// Arguments as the engine takes them: NULL is empty text.
+std::string text(sqlite3_value* value) {
+  if (value == nullptr || sqlite3_value_type(value) == SQLITE_NULL) return {};
+  const auto* bytes = reinterpret_cast<const char*>(sqlite3_value_text(value));
+  return std::string(bytes, static_cast<std::size_t>(sqlite3_value_bytes(value)));
+}
+
+sqlite3_value* arg(int argc, Args argv, int i) { return i < argc ? argv[i] : nullptr; }
+
+bool is_null(sqlite3_value* value) {
+  return value == nullptr || sqlite3_value_type(value) == SQLITE_NULL;
+}
+
+void result_text(sqlite3_context* ctx, const std::string& value) {
+  sqlite3_result_text(ctx, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+}
+
+// Runs a function's body on the caller's connection; a sluice error becomes the SQL error.
+void run(sqlite3_context* ctx, const std::function<void(SqlConnection&)>& body) {
+  try {
+    body(SqlConnection::of(sqlite3_context_db_handle(ctx)));
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+}
+
+// The operator verbs commit in transactions of their own, as the engine's calls do.
+void require_autocommit(SqlConnection& c, const char* function) {
+  if (in_transaction(c.db())) {
+    throw TransactionError(std::string("sluice: ") + function +
+                           " runs in transactions of its own: call it outside BEGIN ... COMMIT");
+  }
+}
+
+NewEvent new_event(int argc, Args argv) {
+  NewEvent event;
+  event.topic = text(arg(argc, argv, 0));
+  if (is_null(arg(argc, argv, 1))) {
+    throw InvalidArgument("sluice: enqueue: the payload is NULL; give JSON text, e.g. '{}'");
+  }
+  event.payload = text(arg(argc, argv, 1));
+  event.key = text(arg(argc, argv, 2));
+  event.id = text(arg(argc, argv, 3));
+  event.dedup_key = text(arg(argc, argv, 4));
+  if (sqlite3_value* not_before = arg(argc, argv, 5); !is_null(not_before)) {
+    if (sqlite3_value_type(not_before) != SQLITE_INTEGER) {
+      throw InvalidArgument(
+          "sluice: enqueue: not_before must be an integer, milliseconds since the Unix epoch");
+    }
+    event.not_before = TimePoint(Duration(sqlite3_value_int64(not_before)));
+  }
+  if (sqlite3_value* headers = arg(argc, argv, 6); !is_null(headers)) {
+    const nlohmann::json object = nlohmann::json::parse(text(headers), nullptr, false);
+    if (!object.is_object()) {
+      throw InvalidArgument("sluice: enqueue: headers must be a JSON object of strings");
+    }
+    for (const auto& [name, value] : object.items()) {
+      if (!value.is_string()) {
+        throw InvalidArgument("sluice: enqueue: header '" + name + "' is not a string");
+      }
+      event.headers[name] = value.get<std::string>();
+    }
+  }
+  return event;
+}
+
+EnqueueResult enqueue(SqlConnection& c, int argc, Args argv) {
+  c.require_schema();
+  const NewEvent event = new_event(argc, argv);
+  return enqueue_in_statement(c.db(), event, Options{});
+}
+
+void sluice_enqueue(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) { result_text(ctx, enqueue(c, argc, argv).id); });
+}
+
+void sluice_enqueue_result(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    const EnqueueResult result = enqueue(c, argc, argv);
+    const char* status = result.status == EnqueueResult::Status::kStored ? "stored"
+                         : result.status == EnqueueResult::Status::kDuplicateId
+                             ? "duplicate_id"
+                             : "duplicate_dedup_key";
+    result_text(ctx,
+                nlohmann::json{{"id", result.id}, {"seq", result.seq}, {"status", status}}.dump());
+  });
+}
+
+void sluice_init(sqlite3_context* ctx, int, Args) {
+  run(ctx, [&](SqlConnection& c) {
+    require_autocommit(c, "sluice_init");
+    ensure_schema(c.db());
+    configure_connection(c.db());
+    sqlite3_result_int64(ctx, schema_version());
+  });
+}
+
+void sluice_subscribe(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    require_autocommit(c, "sluice_subscribe");
+    const std::string consumer = text(argv[0]);
+    const std::string topic = text(argv[1]);
+    if (consumer.empty() || topic.empty()) {
+      throw InvalidArgument("sluice: sluice_subscribe: the consumer and the topic must be named");
+    }
+    ConsumerOptions options;
+    RetryPolicy retry;
+    if (sqlite3_value* given = arg(argc, argv, 2); !is_null(given)) {
+      const nlohmann::json settings = nlohmann::json::parse(text(given), nullptr, false);
+      if (!settings.is_object()) {
+        throw InvalidArgument(
+            "sluice: sluice_subscribe: options must be a JSON object such as "
+            "{\"start_from\": \"oldest\", \"max_attempts\": 5}");
+      }
+      for (const auto& [name, value] : settings.items()) {
+        if (name == "start_from" && value == "oldest") {
+          options.start_from = StartFrom::kOldest;
+        } else if (name == "start_from" && value == "now") {
+          options.start_from = StartFrom::kNow;
+        } else if (name == "max_attempts" && value.is_number_integer() && value.get<int>() >= 1) {
+          retry.max_attempts = value.get<int>();
+        } else {
+          throw InvalidArgument("sluice: sluice_subscribe: unknown option or value '" + name +
+                                "': " + value.dump() +
+                                " (start_from: \"now\" or \"oldest\"; max_attempts: 1 or more)");
+        }
+      }
+    }
+    options.retry = retry;
+    sqlite3_result_int64(
+        ctx, record_subscription(c.db(), consumer, topic, options, retry, system_clock()->now()));
+  });
+}
+
+void sluice_claim(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    const int limit = is_null(arg(argc, argv, 1)) ? 100 : sqlite3_value_int(argv[1]);
+    result_text(ctx, c.consumer(text(argv[0])).claim(limit));
+  });
+}
+
+void sluice_done(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.consumer(text(argv[0])).done(text(argv[1]));
+    sqlite3_result_int64(ctx, 1);
+  });
+}
+
+void sluice_fail(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    const bool permanent = !is_null(arg(argc, argv, 3)) && sqlite3_value_int(argv[3]) != 0;
+    result_text(ctx, c.consumer(text(argv[0])).fail(text(argv[1]), text(argv[2]), permanent));
+  });
+}
+
+void sluice_release(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    require_autocommit(c, "sluice_release");
+    sqlite3_result_int64(ctx, c.consumer(text(argv[0])).release());
+  });
+}
+
+// Dead letters of consumer argv[0] (NULL: all), event ID argv[1] (NULL: all).
+DeadLetterFilter dead_letter_filter(Args argv) {
+  DeadLetterFilter filter;
+  filter.consumer = text(argv[0]);
+  if (!is_null(argv[1])) filter.event_ids.push_back(text(argv[1]));
+  return filter;
+}
+
+void sluice_dlq_replay(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    require_autocommit(c, "sluice_dlq_replay");
+    sqlite3_result_int64(ctx, replay_dead_letters(c.db(), dead_letter_filter(argv)));
+  });
+}
+
+void sluice_dlq_discard(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    require_autocommit(c, "sluice_dlq_discard");
+    const std::string note = text(argv[2]);
+    if (note.empty()) {
+      throw InvalidArgument(
+          "sluice: sluice_dlq_discard: give a note saying why (the audit record)");
+    }
+    sqlite3_result_int64(ctx, discard_dead_letters(c.db(), dead_letter_filter(argv), note));
+  });
+}
+
+struct Function {
+  const char* name;
+  int min_args;
+  int max_args;
+  void (*body)(sqlite3_context*, int, Args);
+  // Callable from triggers and views (enqueue only): the operator verbs must not run when a
+  // schema written by someone else says so.
+  bool in_schema;
+};
+
+const Function kFunctions[] = {
+    {"sluice_enqueue", 2, 7, sluice_enqueue, true},
+    {"sluice_enqueue_result", 2, 7, sluice_enqueue_result, true},
+    {"sluice_init", 0, 0, sluice_init, false},
+    {"sluice_subscribe", 2, 3, sluice_subscribe, false},
+    {"sluice_claim", 1, 2, sluice_claim, false},
+    {"sluice_done", 2, 2, sluice_done, false},
+    {"sluice_fail", 3, 4, sluice_fail, false},
+    {"sluice_release", 1, 1, sluice_release, false},
+    {"sluice_dlq_replay", 2, 2, sluice_dlq_replay, false},
+    {"sluice_dlq_discard", 3, 3, sluice_dlq_discard, false},
+};
+
+}  // namespace
+
+int register_functions(sqlite3* db, std::string& error) {
+  try {
+    SqlConnection::attach(db);
+    for (const Function& f : kFunctions) {
+      for (int args = f.min_args; args <= f.max_args; ++args) {
+        const int flags = SQLITE_UTF8 | (f.in_schema ? 0 : SQLITE_DIRECTONLY);
+        const int rc = sqlite3_create_function_v2(db, f.name, args, flags, nullptr, f.body, nullptr,
+                                                  nullptr, nullptr);
+        if (rc != SQLITE_OK) {
+          error = std::string("sluice: cannot register ") + f.name + ": " + sqlite3_errmsg(db);
+          return rc;
+        }
+      }
+    }
+    register_tables(db);
+    // Busy handling as sluice's own connections have it, on a file that is sluice's already: a
+    // file without the schema is left as it is until sluice_init().
+    SqlConnection& c = SqlConnection::of(db);
+    if (stored_schema_version(c.db()) == schema_version()) configure_connection(c.db());
+    return SQLITE_OK;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return SQLITE_ERROR;
+  }
+}
+
+}  // namespace sluice::sqlext
