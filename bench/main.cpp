@@ -5,6 +5,7 @@
 #include <exception>
 #include <iostream>
 
+#include "console_cases.hpp"
 #include "consumer_count_cases.hpp"
 #include "foreign_writer_cases.hpp"
 #include "idle_cases.hpp"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     bench::run_scale_cases(run);
     bench::run_idle_cases(run);
     bench::run_foreign_writer_cases(run);
+    bench::run_console_cases(run);
     if (json) {
       bench::print_json(std::cout, run.results());
     } else {

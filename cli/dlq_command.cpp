@@ -10,6 +10,7 @@
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
+#include "sluice/audit.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"
 #include "sluice/inspect.hpp"
@@ -44,6 +45,17 @@ DeadLetterFilter to_filter(const FilterArgs& args) {
   filter.error_contains = args.error;
   if (!args.since.empty()) filter.since = parse_time_or_ago(args.since, system_clock()->now());
   return filter;
+}
+
+// The filters as the audit log records them: only those given.
+std::string filter_record(const FilterArgs& args) {
+  Json filter = Json::object();
+  if (!args.event_ids.empty()) filter["event_ids"] = args.event_ids;
+  if (!args.consumer.empty()) filter["consumer"] = args.consumer;
+  if (!args.topic.empty()) filter["topic"] = args.topic;
+  if (!args.since.empty()) filter["since"] = args.since;
+  if (!args.error.empty()) filter["error"] = args.error;
+  return filter.dump();
 }
 
 Json dead_letter_list(const std::vector<DeadLetter>& dead_letters) {
@@ -340,6 +352,13 @@ void add_action(CLI::App& dlq, std::shared_ptr<Session> session, Action action) 
         changed = replay ? replay_dead_letters(db, filter, options)
                          : discard_dead_letters(db, filter, args->note, options);
       }
+      record_audit(db,
+                   {.action = replay ? "replay" : "discard",
+                    .filter = filter_record(args->filter),
+                    .count = changed,
+                    .note = args->note,
+                    .source = "cli"},
+                   options);
     }
     const char* verb = replay ? "replayed" : "discarded";
     if (args->json) {

@@ -74,6 +74,14 @@ Json consumer_stats_json(const ConsumerStats& stats) {
               {"waiting_for_handler", stats.waiting_for_handler}};
 }
 
+Json audit_entry_json(const AuditEntry& entry) {
+  return Json{
+      {"id", entry.id},         {"at", format_time(entry.at)},
+      {"action", entry.action}, {"filter", Json::parse(entry.filter, nullptr, false)},
+      {"count", entry.count},   {"note", entry.note.empty() ? Json(nullptr) : Json(entry.note)},
+      {"source", entry.source}};
+}
+
 Json ingest_position_json(const IngestPosition& position) {
   return Json{{"stream", position.stream},
               {"durable", position.durable},

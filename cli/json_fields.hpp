@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "sluice/audit.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/event.hpp"
 #include "sluice/inspect.hpp"
@@ -27,6 +28,8 @@ Json dead_letter_json(const DeadLetter& dead_letter);
 // consumer, topics, pending, claimed, retrying, dead, delivered_total, retries_total,
 // lag_seconds, parked_keys, waiting_for_handler.
 Json consumer_stats_json(const ConsumerStats& stats);
+// id, at, action, filter (parsed JSON), count, note (null when none), source.
+Json audit_entry_json(const AuditEntry& entry);
 // stream, durable, stream_seq.
 Json ingest_position_json(const IngestPosition& position);
 

@@ -9,6 +9,7 @@
 #include "json_fields.hpp"
 #include "progress_bar.hpp"
 #include "retention_views.hpp"
+#include "sluice/audit.hpp"
 #include "sluice/retention.hpp"
 #include "usage_error.hpp"
 
@@ -64,6 +65,13 @@ void add_prune_command(CLI::App& app, std::shared_ptr<Session> session) {
       pruned = prune(db, retention, prune_options, options);
     } else {
       pruned = prune(db, retention, prune_options, options);
+    }
+    if (!args->dry_run) {
+      Json filter{{"older_than", format_duration(retention)}};
+      if (args->force) filter["force"] = true;
+      record_audit(db,
+                   {.action = "prune", .filter = filter.dump(), .count = pruned, .source = "cli"},
+                   options);
     }
     if (args->json) {
       Json holds = Json::array();

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "sluice/audit.hpp"
 #include "sluice/backfill.hpp"
 #include "usage_error.hpp"
 
@@ -53,6 +54,15 @@ void add_replay_command(CLI::App& app, std::shared_ptr<Session> session) {
     const long long events = args->dry_run
                                  ? count_backfill(db, args->consumer, range)
                                  : backfill(db, args->consumer, range, session->options());
+    if (!args->dry_run) {
+      Json filter{{"consumer", args->consumer}};
+      if (!args->from_event.empty()) filter["from_event"] = args->from_event;
+      if (!args->since.empty()) filter["since"] = args->since;
+      if (!args->until.empty()) filter["until"] = args->until;
+      record_audit(
+          db, {.action = "backfill", .filter = filter.dump(), .count = events, .source = "cli"},
+          session->options());
+    }
     if (args->json) {
       return print_json(
           std::cout,

@@ -21,7 +21,8 @@ std::vector<std::vector<std::string>> read_only_commands(const std::string& id,
                                                          const std::string& export_path) {
   return {{"stats"},    {"stats", "--json"}, {"events"},
           {"show", id}, {"dlq", "list"},     {"dlq", "show", id},
-          {"check"},    {"metrics"},         {"export", "--event", id, "-o", export_path}};
+          {"check"},    {"metrics"},         {"export", "--event", id, "-o", export_path},
+          {"audit"},    {"audit", "--json"}};
 }
 
 // The bytes of the file and of its -wal (nullopt when there is none).
@@ -122,6 +123,8 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
       DROP INDEX sluice_deliveries_suspect;
       CREATE INDEX sluice_deliveries_suspect ON sluice_deliveries (consumer_id, next_attempt_at)
         WHERE suspect = 1 AND state = 'pending';
+      DROP TABLE sluice_audit;
+              DROP INDEX sluice_events_created;
       UPDATE sluice_meta SET value = 3 WHERE name = 'schema_version';
     )sql");
   }
@@ -131,7 +134,7 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
     const auto result = f.sluice(command);
     CHECK(result.exit_code == (command[0] == "check" ? 4 : 5));
     const std::string& text = command[0] == "check" ? result.out : result.err;
-    CHECK(text.find("schema version 3 is older than this sluice's 4") != std::string::npos);
+    CHECK(text.find("schema version 3 is older than this sluice's 5") != std::string::npos);
     CHECK(text.find("sluice migrate") != std::string::npos);
     check_unchanged(f.db_path, before);
   }
@@ -142,9 +145,9 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
 
   const auto migrated = f.sluice({"migrate"});
   CHECK(migrated.exit_code == 0);
-  CHECK(migrated.out == "migrated " + f.db_path + " from schema version 3 to 4\n");
+  CHECK(migrated.out == "migrated " + f.db_path + " from schema version 3 to 5\n");
   CHECK(f.json({"dlq", "show", id})["event"]["id"] == id);
-  CHECK(f.sluice({"migrate"}).out == f.db_path + " is at schema version 4 already\n");
+  CHECK(f.sluice({"migrate"}).out == f.db_path + " is at schema version 5 already\n");
 }
 
 TEST_CASE("migrate refuses a file that is not a sluice file and creates none") {

@@ -91,6 +91,12 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
+// What schema version 5 added, dropped: turns a new file back into one of an older version.
+const char* const kWithoutVersion5 = R"sql(
+  DROP TABLE sluice_audit;
+  DROP INDEX sluice_events_created;
+)sql";
+
 TEST_CASE("a version 1 file of the first sluice_deliveries layout is migrated and delivers") {
   TempDir dir;
   const std::string path = dir.file("v1.db");
@@ -134,6 +140,7 @@ TEST_CASE("a version 1 file of the first sluice_deliveries layout is migrated an
       CREATE INDEX sluice_attempts_event ON sluice_attempts (event_seq);
       UPDATE sluice_meta SET value = 1 WHERE name = 'schema_version';
     )sql");
+    db.exec(kWithoutVersion5);
     Outbox(db).enqueue_now({.topic = "t", .key = "k"});
   }
   auto clock = std::make_shared<ManualClock>();
@@ -190,6 +197,7 @@ TEST_CASE("a version 2 file keeps the attempt history it logged and logs new att
       ALTER TABLE sluice_attempts DROP COLUMN earlier;
       UPDATE sluice_meta SET value = 2 WHERE name = 'schema_version';
     )sql");
+    db.exec(kWithoutVersion5);
   }
   SQLite::Database db = open_database(path, options);
   CHECK(stored_schema_version(db) == schema_version());
@@ -229,9 +237,10 @@ TEST_CASE("a version 3 file's crash suspects are claimed in the groups of versio
         WHERE suspect = 1 AND state = 'pending';
       UPDATE sluice_meta SET value = 3 WHERE name = 'schema_version';
     )sql");
+    db.exec(kWithoutVersion5);
   }
   SQLite::Database db = open_database(path, options);
-  CHECK(stored_schema_version(db) == 4);
+  CHECK(stored_schema_version(db) == schema_version());
   CHECK(db.execAndGet("SELECT sql FROM sqlite_master WHERE name = 'sluice_deliveries_suspect'")
             .getString()
             .find("suspect > 0") != std::string::npos);
@@ -278,4 +287,26 @@ TEST_CASE("a corrupt file gives a clear database error, never a crash") {
   }
   CHECK(raised);
   CHECK(std::filesystem::exists(path));
+}
+
+TEST_CASE("a version 4 file gains the audit log and the creation time index") {
+  TempDir dir;
+  const std::string path = dir.file("v4.db");
+  {
+    SQLite::Database db = open_database(path);
+    Outbox(db).enqueue_now({.topic = "t", .key = "k"});
+    db.exec(kWithoutVersion5);
+    db.exec("UPDATE sluice_meta SET value = 4 WHERE name = 'schema_version'");
+  }
+  SQLite::Database db = open_database(path);
+  CHECK(stored_schema_version(db) == schema_version());
+  CHECK(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name IN ('sluice_audit', "
+                      "'sluice_events_created')")
+            .getInt() == 2);
+  const auto id = record_audit(
+      db, {.action = "prune", .filter = R"({"older_than":"7d"})", .count = 0, .source = "cli"});
+  const auto entries = list_audit(db);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].id == id);
+  CHECK(list_events(db, {.topic = "t", .key = "k"}).size() == 1);
 }

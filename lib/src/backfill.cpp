@@ -35,6 +35,12 @@ SqlFilter backfill_filter(SQLite::Database& db, std::int64_t consumer, const Bac
     sql.where("e.seq >= ?", {find.getColumn(0).getInt64()});
   } else {
     sql.where("e.created_at >= ?", {to_millis(*range.since)});
+    // The first seq created since then, from sluice_events_created (min(+seq): not by walking
+    // seq order to the first match), so a recent `since` does not read the whole file.
+    sql.where(
+        "e.seq >= (SELECT coalesce(min(+seq), 9223372036854775807) FROM sluice_events WHERE "
+        "created_at >= ?)",
+        {to_millis(*range.since)});
   }
   if (range.until) sql.where("e.created_at < ?", {to_millis(*range.until)});
   sql.where("e.seq <= (SELECT cursor FROM sluice_consumers WHERE id = s.consumer_id)");

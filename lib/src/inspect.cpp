@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <cstdint>
 #include <set>
 
 #include "consumer_registry.hpp"
@@ -80,7 +81,39 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
     }
     sql.where("e.seq > ?", {filter.after_seq});
     if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
-    if (filter.since) sql.where("e.created_at >= ?", {to_millis(*filter.since)});
+    if (!filter.key.empty()) sql.where("e.key = ?", {filter.key});
+    if (!filter.event_id.empty()) sql.where("e.id = ?", {filter.event_id});
+    if (!filter.dedup_key.empty()) sql.where("e.dedup_key = ?", {filter.dedup_key});
+    const bool time_only = filter.consumer.empty() && filter.topic.empty() && filter.key.empty() &&
+                           filter.event_id.empty() && filter.dedup_key.empty();
+    if (time_only && (filter.since || filter.until)) {
+      // Seq order within a time range from the creation time index alone (no table reads), then
+      // the page's rows. Left to itself the planner walked the table from after_seq for a lone
+      // `since`: the whole file before the last hour's events.
+      sql.where(
+          "e.seq IN (SELECT seq FROM sluice_events WHERE created_at >= ? AND created_at < ? AND "
+          "seq > ? ORDER BY seq LIMIT " +
+              std::to_string(filter.limit) + ")",
+          {filter.since ? to_millis(*filter.since) : INT64_MIN,
+           filter.until ? to_millis(*filter.until) : INT64_MAX, filter.after_seq});
+    } else {
+      // With other filters, by seq between the first and last seq of the range, which
+      // sluice_events_created gives exactly (min(+seq): not by walking seq order to a match).
+      if (filter.since) {
+        sql.where("e.created_at >= ?", {to_millis(*filter.since)});
+        sql.where(
+            "e.seq >= (SELECT coalesce(min(+seq), 9223372036854775807) FROM "
+            "sluice_events WHERE created_at >= ?)",
+            {to_millis(*filter.since)});
+      }
+      if (filter.until) {
+        sql.where("e.created_at < ?", {to_millis(*filter.until)});
+        sql.where(
+            "e.seq <= (SELECT coalesce(max(+seq), 0) FROM sluice_events WHERE "
+            "created_at < ?)",
+            {to_millis(*filter.until)});
+      }
+    }
     SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
                                      sql.clause() + " ORDER BY e.seq LIMIT " +
                                      std::to_string(filter.limit));

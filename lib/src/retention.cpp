@@ -42,12 +42,13 @@ std::int64_t finished_up_to(SQLite::Database& db) {
 }
 
 // Per consumer ?1 with cursor ?2: the events created before ?3 it keeps, as rows of (dead letter?,
-// events, oldest creation time).
+// events, oldest creation time). By seq from the cursor or claim: `+created_at` keeps the planner
+// off sluice_events_created, through which it counted every event older than ?3 in the file.
 const char* const kPastCursor =
-    "SELECT 0, count(*), min(created_at) FROM sluice_events WHERE seq > ?2 AND created_at < ?3";
+    "SELECT 0, count(*), min(created_at) FROM sluice_events WHERE seq > ?2 AND +created_at < ?3";
 const char* const kInClaims =
     "SELECT 0, count(*), min(created_at) FROM sluice_events WHERE seq > (SELECT min(from_seq) "
-    "FROM sluice_claims WHERE consumer_id = ?1) AND seq <= ?2 AND created_at < ?3";
+    "FROM sluice_claims WHERE consumer_id = ?1) AND seq <= ?2 AND +created_at < ?3";
 const char* const kInDeliveries =
     "SELECT d.state = 'dead', count(*), min(e.created_at) FROM sluice_deliveries d JOIN "
     "sluice_events e ON e.seq = d.event_seq WHERE d.consumer_id = ?1 AND d.state <> 'discarded' "

@@ -20,10 +20,12 @@ const char* const kBacklog =
     "e.created_at END) FROM sluice_events e CROSS JOIN sluice_subscriptions s "
     "WHERE e.seq > ?2 AND s.consumer_id = ?1 AND s.topic = e.topic AND e.seq > s.start_seq";
 
-// Fresh events inside live claims that are not handled yet.
+// Fresh events inside live claims that are not handled yet. CROSS JOIN: by the claims' seq
+// ranges always; given an index on sluice_events by topic the planner walked every event of each
+// subscribed topic instead (2.3 s per consumer on a 1M-event file).
 const char* const kClaimedFresh =
-    "SELECT count(*), min(e.created_at) FROM sluice_claims k JOIN sluice_events e ON "
-    "e.seq > k.from_seq AND e.seq <= k.to_seq JOIN sluice_subscriptions s ON s.consumer_id = "
+    "SELECT count(*), min(e.created_at) FROM sluice_claims k CROSS JOIN sluice_events e ON "
+    "e.seq > k.from_seq AND e.seq <= k.to_seq CROSS JOIN sluice_subscriptions s ON s.consumer_id = "
     "k.consumer_id AND s.topic = e.topic AND e.seq > s.start_seq WHERE k.consumer_id = ?1 "
     "AND NOT EXISTS (SELECT 1 FROM sluice_inbox i WHERE i.consumer_id = ?1 AND i.event_id = e.id) "
     "AND NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE d.consumer_id = ?1 AND "

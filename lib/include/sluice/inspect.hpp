@@ -35,10 +35,16 @@ struct AttemptRecord {
 
 struct EventFilter {
   std::string topic;
+  // Only events with this ordering key, this event ID, or this dedup key.
+  std::string key;
+  std::string event_id;
+  std::string dedup_key;
   // Only events this consumer subscribes to; with `state`, in that state for it.
   std::string consumer;
   std::string state;
+  // created_at in [since, until).
   std::optional<TimePoint> since;
+  std::optional<TimePoint> until;
   // Events with seq greater than this.
   std::int64_t after_seq = 0;
   int limit = 100;

@@ -6,6 +6,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include "sluice/audit.hpp"
 #include "sluice/backfill.hpp"
 #include "sluice/clock.hpp"
 #include "sluice/consumer.hpp"

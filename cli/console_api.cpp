@@ -1,0 +1,520 @@
+#include "console_api.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "fingerprint.hpp"
+#include "format.hpp"
+#include "health_checks.hpp"
+#include "retention_views.hpp"
+#include "sluice/audit.hpp"
+#include "sluice/backfill.hpp"
+#include "sluice/dead_letters.hpp"
+#include "sluice/error.hpp"
+#include "sluice/inspect.hpp"
+#include "sluice/retention.hpp"
+#include "sluice/stats.hpp"
+#include "usage_error.hpp"
+
+namespace sluice::cli {
+namespace {
+
+// Event IDs per library call of an action: well under SQLite's limit on bound parameters.
+constexpr std::size_t kIdsPerCall = 500;
+// The event IDs an action's answer lists; the count says how many there were.
+constexpr std::size_t kIdsShown = 100;
+constexpr int kMaxLimit = 1000;
+
+ApiError bad_request(const std::string& message) { return ApiError(400, message); }
+
+std::string join(const std::set<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// Refuses a parameter the call does not know: a misspelt filter would otherwise match
+// everything. `token` is the console's own (--token on a page load).
+void check_params(const ApiParams& params, const std::set<std::string>& known) {
+  for (const auto& [name, value] : params) {
+    if (name == "token") continue;
+    if (known.count(name) == 0) {
+      throw bad_request("unknown parameter '" + name + "' (known: " + join(known) + ")");
+    }
+    if (params.count(name) > 1) throw bad_request("parameter '" + name + "' given twice");
+  }
+}
+
+std::string text_param(const ApiParams& params, const std::string& name) {
+  const auto found = params.find(name);
+  return found == params.end() ? std::string() : found->second;
+}
+
+bool all_digits(const std::string& text) {
+  return !text.empty() && text.size() <= 18 &&
+         text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+long long number_param(const ApiParams& params, const std::string& name, long long fallback,
+                       long long min, long long max) {
+  const auto found = params.find(name);
+  if (found == params.end()) return fallback;
+  if (!all_digits(found->second) || std::stoll(found->second) < min ||
+      std::stoll(found->second) > max) {
+    throw bad_request("invalid " + name + " '" + found->second + "': expected an integer from " +
+                      std::to_string(min) + " to " + std::to_string(max));
+  }
+  return std::stoll(found->second);
+}
+
+// Milliseconds since the epoch, an RFC 3339 time or a duration ago ("2h").
+TimePoint parse_time_value(const std::string& name, const std::string& text) {
+  if (all_digits(text)) return TimePoint(Duration(std::stoll(text)));
+  try {
+    return parse_time_or_ago(text, system_clock()->now());
+  } catch (const UsageError& e) {
+    throw bad_request("invalid " + name + ": " + e.what() + " (or milliseconds since the epoch)");
+  }
+}
+
+std::optional<TimePoint> time_param(const ApiParams& params, const std::string& name) {
+  const auto found = params.find(name);
+  if (found == params.end() || found->second.empty()) return std::nullopt;
+  return parse_time_value(name, found->second);
+}
+
+// The body of a POST: a JSON object with only the fields the call knows.
+void check_body(const Json& body, const std::set<std::string>& known) {
+  if (!body.is_object()) throw bad_request("the request body must be a JSON object");
+  for (const auto& [name, value] : body.items()) {
+    if (known.count(name) == 0) {
+      throw bad_request("unknown field '" + name + "' (known: " + join(known) + ")");
+    }
+  }
+}
+
+bool has(const Json& body, const char* name) {
+  return body.contains(name) && !body.at(name).is_null();
+}
+
+std::string text_field(const Json& body, const char* name) {
+  if (!has(body, name)) return "";
+  if (!body.at(name).is_string()) throw bad_request(std::string(name) + " must be a string");
+  return body.at(name).get<std::string>();
+}
+
+bool flag_field(const Json& body, const char* name) {
+  if (!has(body, name)) return false;
+  if (!body.at(name).is_boolean()) throw bad_request(std::string(name) + " must be true or false");
+  return body.at(name).get<bool>();
+}
+
+// A time in a body: milliseconds since the epoch, or a string as parse_time_value takes.
+std::optional<TimePoint> time_field(const Json& body, const char* name) {
+  if (!has(body, name)) return std::nullopt;
+  const Json& value = body.at(name);
+  if (value.is_number_integer()) return TimePoint(Duration(value.get<long long>()));
+  if (value.is_string()) return parse_time_value(name, value.get<std::string>());
+  throw bad_request(std::string(name) +
+                    " must be milliseconds since the epoch or an RFC 3339 time");
+}
+
+long long millis(TimePoint t) { return t.time_since_epoch().count(); }
+
+Json consumer_json(const ConsumerStats& stats) {
+  Json json = consumer_stats_json(stats);
+  // The names the console's contract gave these before it followed `stats --json`.
+  json["name"] = stats.consumer;
+  json["backlog"] = stats.pending;
+  json["lag_ms"] = stats.lag.count();
+  return json;
+}
+
+Json id_list(const std::vector<DeadLetter>& letters) {
+  Json ids = Json::array();
+  for (std::size_t i = 0; i < letters.size() && i < kIdsShown; ++i) {
+    ids.push_back(letters[i].event_id);
+  }
+  return ids;
+}
+
+// The consumers whose dead letters park their keys.
+std::set<std::string> ordered_consumers(SQLite::Database& db) {
+  std::set<std::string> names;
+  SQLite::Statement select(db, "SELECT name FROM sluice_consumers WHERE ordered");
+  while (select.executeStep()) names.insert(select.getColumn(0).getString());
+  return names;
+}
+
+Json groups_json(const std::vector<DeadLetter>& letters) {
+  struct Group {
+    long long count = 0;
+    TimePoint first_seen = TimePoint::max();
+    TimePoint last_seen = TimePoint::min();
+    std::string sample_error;
+  };
+  // By fingerprint, consumer and topic: one group is one kind of failure of one consumer.
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  for (const DeadLetter& d : letters) {
+    Group& g = groups[{error_fingerprint(d.last_error), d.consumer, d.topic}];
+    ++g.count;
+    g.first_seen = std::min(g.first_seen, d.first_failed_at);
+    g.last_seen = std::max(g.last_seen, d.last_failed_at);
+    if (g.sample_error.empty()) g.sample_error = d.last_error;
+  }
+  std::vector<std::pair<std::tuple<std::string, std::string, std::string>, Group>> sorted(
+      groups.begin(), groups.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
+  Json list = Json::array();
+  for (const auto& [key, g] : sorted) {
+    list.push_back(Json{{"fingerprint", std::get<0>(key)},
+                        {"consumer", std::get<1>(key)},
+                        {"topic", std::get<2>(key)},
+                        {"count", g.count},
+                        {"first_seen", format_time(g.first_seen)},
+                        {"last_seen", format_time(g.last_seen)},
+                        {"sample_error", g.sample_error}});
+  }
+  return list;
+}
+
+// The dead letters an action names: every one of `ids` (each must have one, for `consumer`
+// when given), or every one with `fingerprint`. Throws before anything changes.
+std::vector<DeadLetter> select_dead_letters(SQLite::Database& db, const Json& body) {
+  DeadLetterFilter filter;
+  filter.consumer = text_field(body, "consumer");
+  const std::string fingerprint = text_field(body, "fingerprint");
+  const bool by_ids = has(body, "ids");
+  if (by_ids == !fingerprint.empty()) {
+    throw bad_request(
+        "name the dead letters: give \"ids\" (a list of event IDs) or "
+        "\"fingerprint\", not both");
+  }
+  if (by_ids) {
+    const Json& ids = body.at("ids");
+    if (!ids.is_array() || ids.empty()) {
+      throw bad_request("ids must be a non-empty list of event IDs");
+    }
+    for (const Json& id : ids) {
+      if (!id.is_string()) throw bad_request("ids must be a list of event IDs (strings)");
+      filter.event_ids.push_back(id.get<std::string>());
+    }
+  }
+  std::vector<DeadLetter> all = list_dead_letters(db, filter);
+  if (by_ids) {
+    for (const std::string& id : filter.event_ids) {
+      find_event(db, id);
+      const bool has_match = std::any_of(all.begin(), all.end(),
+                                         [&id](const DeadLetter& d) { return d.event_id == id; });
+      if (!has_match) {
+        throw NotFound("no dead letter for event " + id +
+                       (filter.consumer.empty() ? "" : " and consumer " + filter.consumer));
+      }
+    }
+    return all;
+  }
+  std::vector<DeadLetter> matched;
+  for (DeadLetter& d : all) {
+    if (error_fingerprint(d.last_error) == fingerprint) matched.push_back(std::move(d));
+  }
+  if (matched.empty()) {
+    throw NotFound("no dead letter with fingerprint '" + fingerprint + "'" +
+                   (filter.consumer.empty() ? "" : " for consumer " + filter.consumer));
+  }
+  return matched;
+}
+
+// What an action was applied to, for the audit log: the body without its mode switches.
+std::string audit_filter(const Json& body) {
+  Json filter = Json::object();
+  for (const auto& [name, value] : body.items()) {
+    if (name != "dry_run" && name != "note" && !value.is_null()) filter[name] = value;
+  }
+  return filter.dump();
+}
+
+}  // namespace
+
+ConsoleApi::ConsoleApi(Session session, bool read_only)
+    : session_(std::move(session)), read_only_(read_only) {}
+
+Json ConsoleApi::overview() const {
+  SQLite::Database db = session_.open_read_only();
+  Json consumers = Json::array();
+  for (const ConsumerStats& s : consumer_stats(db, session_.options())) {
+    consumers.push_back(consumer_json(s));
+  }
+  return Json{{"consumers", consumers},
+              {"check", checks_json(run_checks(session_, false))},
+              {"now", millis(system_clock()->now())},
+              {"read_only", read_only_}};
+}
+
+Json ConsoleApi::events(const ApiParams& params) const {
+  check_params(params, {"topic", "key", "id", "dedup_key", "since", "until", "after_seq", "limit",
+                        "consumer", "state"});
+  EventFilter filter;
+  filter.topic = text_param(params, "topic");
+  filter.key = text_param(params, "key");
+  filter.event_id = text_param(params, "id");
+  filter.dedup_key = text_param(params, "dedup_key");
+  // Dedup keys are unique per topic, and indexed so: alone one would be looked for in every event.
+  if (!filter.dedup_key.empty() && filter.topic.empty()) {
+    throw bad_request("dedup_key needs topic: a dedup key is unique within its topic");
+  }
+  filter.consumer = text_param(params, "consumer");
+  filter.state = text_param(params, "state");
+  filter.since = time_param(params, "since");
+  filter.until = time_param(params, "until");
+  filter.after_seq = number_param(params, "after_seq", 0, 0, INT64_MAX / 2);
+  const int limit = static_cast<int>(number_param(params, "limit", 50, 1, kMaxLimit));
+  // One more than the page: whether there is a next page, without counting.
+  filter.limit = limit + 1;
+  SQLite::Database db = session_.open_read_only();
+  const auto events = list_events(db, filter);
+  Json list = Json::array();
+  for (int i = 0; i < limit && i < static_cast<int>(events.size()); ++i) {
+    list.push_back(event_json(events[i]));
+  }
+  const bool more = static_cast<int>(events.size()) > limit;
+  return Json{{"events", list},
+              {"next_after_seq", more ? Json(events[limit - 1].seq) : Json(nullptr)}};
+}
+
+Json ConsoleApi::event(const std::string& id) const {
+  SQLite::Database db = session_.open_read_only();
+  const Event e = find_event(db, id);
+  Json deliveries = Json::array();
+  for (const DeliveryStatus& status : delivery_statuses(db, e)) {
+    deliveries.push_back(delivery_json(status));
+  }
+  Json attempts = Json::array();
+  for (const AttemptRecord& attempt : attempt_history(db, e)) {
+    attempts.push_back(attempt_json(attempt));
+  }
+  return Json{{"event", event_json(e)}, {"deliveries", deliveries}, {"attempts", attempts}};
+}
+
+Json ConsoleApi::dead_letters(const ApiParams& params) const {
+  check_params(params, {"consumer", "topic", "fingerprint", "after", "limit"});
+  DeadLetterFilter filter;
+  filter.consumer = text_param(params, "consumer");
+  filter.topic = text_param(params, "topic");
+  const std::string fingerprint = text_param(params, "fingerprint");
+  const long long after = number_param(params, "after", 0, 0, INT64_MAX / 2);
+  const auto limit = static_cast<std::size_t>(number_param(params, "limit", 100, 1, kMaxLimit));
+  SQLite::Database db = session_.open_read_only();
+  std::vector<DeadLetter> all = list_dead_letters(db, filter);
+
+  // Keys stay parked whatever the fingerprint of the dead letter that parks them.
+  const std::set<std::string> ordered = ordered_consumers(db);
+  std::map<std::pair<std::string, std::string>, const DeadLetter*> parkers;
+  for (const DeadLetter& d : all) {
+    if (d.key.empty() || ordered.count(d.consumer) == 0) continue;
+    const DeadLetter*& parker = parkers[{d.consumer, d.key}];
+    if (parker == nullptr || d.event_seq < parker->event_seq) parker = &d;
+  }
+  Json parked = Json::array();
+  for (const auto& [consumer_key, d] : parkers) {
+    parked.push_back(Json{{"consumer", consumer_key.first},
+                          {"key", consumer_key.second},
+                          {"parked_by_event_id", d->event_id}});
+  }
+
+  if (!fingerprint.empty()) {
+    std::erase_if(all, [&fingerprint](const DeadLetter& d) {
+      return error_fingerprint(d.last_error) != fingerprint;
+    });
+  }
+  const Json groups = groups_json(all);
+  // A keyset page on event seq: all of an event's dead letters (one per consumer) on one page.
+  std::sort(all.begin(), all.end(), [](const DeadLetter& a, const DeadLetter& b) {
+    return std::tie(a.event_seq, a.consumer) < std::tie(b.event_seq, b.consumer);
+  });
+  Json letters = Json::array();
+  std::int64_t last_seq = 0;
+  bool more = false;
+  for (const DeadLetter& d : all) {
+    if (d.event_seq <= after) continue;
+    if (letters.size() >= limit && d.event_seq != last_seq) {
+      more = true;
+      break;
+    }
+    letters.push_back(dead_letter_json(d));
+    last_seq = d.event_seq;
+  }
+  return Json{{"groups", groups},
+              {"letters", letters},
+              {"parked_keys", parked},
+              {"next_after", more ? Json(last_seq) : Json(nullptr)}};
+}
+
+Json ConsoleApi::audit(const ApiParams& params) const {
+  check_params(params, {"after", "limit"});
+  const long long after = number_param(params, "after", 0, 0, INT64_MAX / 2);
+  const int limit = static_cast<int>(number_param(params, "limit", 100, 1, kMaxLimit));
+  SQLite::Database db = session_.open_read_only();
+  const auto entries = list_audit(db, after, limit + 1);
+  Json list = Json::array();
+  for (int i = 0; i < limit && i < static_cast<int>(entries.size()); ++i) {
+    list.push_back(audit_entry_json(entries[i]));
+  }
+  const bool more = static_cast<int>(entries.size()) > limit;
+  return Json{{"entries", list},
+              {"next_after", more ? Json(entries[limit - 1].id) : Json(nullptr)}};
+}
+
+Json ConsoleApi::replay(const Json& body) { return dead_letter_action(body, true); }
+
+Json ConsoleApi::discard(const Json& body) { return dead_letter_action(body, false); }
+
+Json ConsoleApi::dead_letter_action(const Json& body, bool replay) {
+  check_body(
+      body,
+      replay ? std::set<std::string>{"consumer", "ids", "fingerprint", "dry_run", "rate_per_second"}
+             : std::set<std::string>{"consumer", "ids", "fingerprint", "dry_run", "note"});
+  const bool dry_run = flag_field(body, "dry_run");
+  const std::string note = replay ? "" : text_field(body, "note");
+  if (!replay && note.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw bad_request("a discard needs a non-empty \"note\" saying why");
+  }
+  double rate = 0;
+  if (has(body, "rate_per_second")) {
+    const Json& value = body.at("rate_per_second");
+    if (!value.is_number() || value.get<double>() <= 0) {
+      throw bad_request("rate_per_second must be a number above 0, or null for no limit");
+    }
+    rate = value.get<double>();
+  }
+  SQLite::Database db = session_.open();
+  const std::vector<DeadLetter> matched = select_dead_letters(db, body);
+  long long changed = 0;
+  if (!dry_run) {
+    const Options options = session_.options();
+    const auto apply = [&](const std::string& consumer, std::vector<std::string> ids) {
+      const DeadLetterFilter filter{.event_ids = std::move(ids), .consumer = consumer};
+      return replay ? replay_dead_letters(db, filter, options)
+                    : discard_dead_letters(db, filter, note, options);
+    };
+    if (rate > 0) {
+      // One at a time, paced, as `dlq replay --rate` does.
+      const auto interval = std::chrono::milliseconds(static_cast<long long>(1000.0 / rate));
+      for (const DeadLetter& d : matched) {
+        if (changed > 0 && !pace(interval)) break;
+        changed += apply(d.consumer, {d.event_id});
+      }
+    } else {
+      // Per consumer, so an event dead for two consumers is changed only for the one matched;
+      // the library works in short transactions, so a running worker is not held up.
+      std::map<std::string, std::vector<std::string>> by_consumer;
+      for (const DeadLetter& d : matched) by_consumer[d.consumer].push_back(d.event_id);
+      for (auto& [consumer, ids] : by_consumer) {
+        for (std::size_t i = 0; i < ids.size(); i += kIdsPerCall) {
+          changed += apply(
+              consumer,
+              {ids.begin() + static_cast<std::ptrdiff_t>(i),
+               ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), i + kIdsPerCall))});
+        }
+      }
+    }
+    record_audit(db,
+                 {.action = replay ? "replay" : "discard",
+                  .filter = audit_filter(body),
+                  .count = changed,
+                  .note = note,
+                  .source = "console"},
+                 options);
+  }
+  Json answer{{"count", dry_run ? static_cast<long long>(matched.size()) : changed},
+              {"matched", matched.size()},
+              {"events", id_list(matched)},
+              {"dry_run", dry_run}};
+  if (!replay) answer["note"] = note;
+  return answer;
+}
+
+Json ConsoleApi::backfill(const Json& body) {
+  check_body(body, {"consumer", "since", "until", "from_event", "dry_run"});
+  const std::string consumer = text_field(body, "consumer");
+  if (consumer.empty()) throw bad_request("backfill needs \"consumer\"");
+  BackfillRange range;
+  range.from_event_id = text_field(body, "from_event");
+  range.since = time_field(body, "since");
+  range.until = time_field(body, "until");
+  if (range.since.has_value() == !range.from_event_id.empty()) {
+    throw bad_request(
+        "backfill needs \"since\" (a time) or \"from_event\" (an event ID), not both");
+  }
+  if (range.until && !range.since) throw bad_request("\"until\" needs \"since\"");
+  const bool dry_run = flag_field(body, "dry_run");
+  SQLite::Database db = session_.open();
+  long long count = 0;
+  if (dry_run) {
+    count = count_backfill(db, consumer, range);
+  } else {
+    count = sluice::backfill(db, consumer, range, session_.options());
+    record_audit(
+        db,
+        {.action = "backfill", .filter = audit_filter(body), .count = count, .source = "console"},
+        session_.options());
+  }
+  return Json{{"consumer", consumer}, {"count", count}, {"dry_run", dry_run}};
+}
+
+Json ConsoleApi::prune(const Json& body) {
+  check_body(body, {"older_than", "force", "dry_run"});
+  const std::string older_than = text_field(body, "older_than");
+  if (older_than.empty())
+    throw bad_request("prune needs \"older_than\", a retention such as \"7d\"");
+  Duration retention{};
+  try {
+    retention = parse_duration(older_than);
+  } catch (const UsageError& e) {
+    throw bad_request(std::string("invalid older_than: ") + e.what());
+  }
+  const bool force = flag_field(body, "force");
+  const bool dry_run = flag_field(body, "dry_run");
+  SQLite::Database db = session_.open();
+  const Options options = session_.options();
+  const Duration horizon = dedup_horizon(db, options);
+  if (retention < horizon && !force) {
+    throw bad_request("refusing to prune: older_than " + format_duration(retention) +
+                      " is under the dedup horizon " + format_duration(horizon) +
+                      " (the longest retry span); set \"force\": true to prune anyway");
+  }
+  std::vector<RetentionHold> held_back;
+  PruneOptions prune_options;
+  prune_options.force = force;
+  prune_options.dry_run = dry_run;
+  prune_options.held_back = &held_back;
+  const long long count = sluice::prune(db, retention, prune_options, options);
+  if (!dry_run) {
+    record_audit(
+        db, {.action = "prune", .filter = audit_filter(body), .count = count, .source = "console"},
+        options);
+  }
+  Json holds = Json::array();
+  for (const RetentionHold& hold : held_back) holds.push_back(hold_json(hold));
+  return Json{{"count", count},
+              {"dry_run", dry_run},
+              {"older_than", format_duration(retention)},
+              {"dedup_horizon", format_duration(horizon)},
+              {"held_back", holds}};
+}
+
+void ConsoleApi::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool ConsoleApi::pace(std::chrono::milliseconds interval) {
+  std::unique_lock lock(mutex_);
+  return !wake_.wait_for(lock, interval, [this] { return stopping_; });
+}
+
+}  // namespace sluice::cli
