@@ -39,23 +39,19 @@ torture: build
 	scripts/torture --build $(BUILD)
 
 # The relay bench runs too when it was built (libnats and nats-server found), and the side-by-side
-# bench with plainjob when Node.js is present (bench/peers: npm ci builds better-sqlite3 from
-# source against the installed Node's headers, as its prebuilt binaries cannot be fetched), each
-# also after a miss.
+# bench with plainjob when Node.js is present (bench/peers/install: npm ci, building
+# better-sqlite3 from source against the installed Node's headers), each also after a miss.
 bench: build
 	status=0; $(BUILD)/bench/sluice-bench || status=$$?; \
 	if [ -x $(BUILD)/bench/sluice-relay-bench ]; then \
 	  $(BUILD)/bench/sluice-relay-bench || status=$$?; fi; \
 	if command -v node >/dev/null 2>&1; then \
-	  $(MAKE) peers-deps && $(BUILD)/bench/sluice-peers-bench || status=$$?; fi; \
+	  bench/peers/install && $(BUILD)/bench/sluice-peers-bench || status=$$?; fi; \
 	exit $$status
 
-# plainjob and better-sqlite3 as bench/peers/package-lock.json pins them; once.
+# plainjob and better-sqlite3 for the side-by-side bench, as bench/peers/package-lock.json pins them.
 peers-deps:
-	cd bench/peers && if [ ! -d node_modules/better-sqlite3/build/Release ]; then \
-	  npm_config_build_from_source=true \
-	  npm_config_nodedir=$$(dirname $$(dirname $$(command -v node))) \
-	  npm ci --no-audit --no-fund; fi
+	bench/peers/install
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
