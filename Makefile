@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 DB ?= orders.db
 
-.PHONY: deps build demo test test-asan bench torture format clean
+.PHONY: deps build demo test test-asan bench peers-deps torture format clean
 
 deps:
 	@scripts/install-deps
@@ -38,12 +38,20 @@ test: build
 torture: build
 	scripts/torture --build $(BUILD)
 
-# The relay bench runs too when it was built (libnats and nats-server found), also after a miss.
+# The relay bench runs too when it was built (libnats and nats-server found), and the side-by-side
+# bench with plainjob when Node.js is present (bench/peers/install: npm ci, building
+# better-sqlite3 from source against the installed Node's headers), each also after a miss.
 bench: build
 	status=0; $(BUILD)/bench/sluice-bench || status=$$?; \
 	if [ -x $(BUILD)/bench/sluice-relay-bench ]; then \
 	  $(BUILD)/bench/sluice-relay-bench || status=$$?; fi; \
+	if command -v node >/dev/null 2>&1; then \
+	  bench/peers/install && $(BUILD)/bench/sluice-peers-bench || status=$$?; fi; \
 	exit $$status
+
+# plainjob and better-sqlite3 for the side-by-side bench, as bench/peers/package-lock.json pins them.
+peers-deps:
+	bench/peers/install
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -164,9 +164,6 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
                    "(SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_due WHERE "
                    "consumer_id = ?1 AND state = 'pending' AND next_attempt_at <= ?2) FROM "
                    "sluice_consumers c WHERE c.id = ?1"),
-      next_due_(db,
-                "SELECT min(next_attempt_at) FROM sluice_deliveries WHERE consumer_id = ? AND "
-                "state = 'pending' AND next_attempt_at > ?"),
       // A row scheduled after ?2 is due no earlier than it was scheduled, so only the due index's
       // range of rows due after ?2 is read.
       reanchor_needed_(db,
@@ -1175,18 +1172,6 @@ void Deliverer::drop_claim(std::int64_t claim_id) {
 void Deliverer::recycle(Claim& finished) {
   finished.items.clear();
   spare_items_ = std::move(finished.items);
-}
-
-std::optional<TimePoint> Deliverer::next_due(const ConsumerSpec& spec) {
-  rewind(next_due_);
-  next_due_.bind(1, static_cast<int64_t>(spec.id));
-  next_due_.bind(2, static_cast<int64_t>(to_millis(clock_->now())));
-  std::optional<TimePoint> due;
-  if (next_due_.executeStep() && !next_due_.getColumn(0).isNull()) {
-    due = TimePoint(Duration(next_due_.getColumn(0).getInt64()));
-  }
-  rewind(next_due_);
-  return due;
 }
 
 void Deliverer::log(LogLevel level, const char* message, const ConsumerSpec& spec,

@@ -97,9 +97,6 @@ class Deliverer {
   // Gives back the unfinished part of a claim: pending again, no attempt spent.
   void release(ConsumerSpec& spec, std::optional<Claim>& in_hand);
 
-  // The earliest time after now at which a pending delivery of `spec` falls due.
-  std::optional<TimePoint> next_due(const ConsumerSpec& spec);
-
   // The owner recorded on this deliverer's claims (see process_identity.hpp).
   const std::string& owner() const { return identity_.owner(); }
 
@@ -296,7 +293,6 @@ class Deliverer {
   SQLite::Statement insert_inbox_many_;
   SQLite::Statement find_inbox_;
   SQLite::Statement claim_start_;
-  SQLite::Statement next_due_;
   SQLite::Statement reanchor_needed_;
   SQLite::Statement reanchor_retries_;
   SQLite::Statement subscription_count_;

@@ -84,19 +84,23 @@ bool FileWatch::wait(std::chrono::steady_clock::duration timeout) {
   if (!available()) return false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (read_events()) return true;
-    if (!available()) return false;
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
+    const auto left = std::max<long long>(
+        0, std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+               .count());
+    // Polled before anything is read: an idle worker's wait that times out costs this one call.
     pollfd fds[2] = {{inotify_, POLLIN, 0}, {interrupt_, POLLIN, 0}};
-    const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), INT_MAX)));
+    const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left, INT_MAX)));
     if (ready < 0) return false;  // a signal (the CLI's Ctrl-C) ends the wait too
+    if ((fds[0].revents & POLLIN) != 0) {
+      if (read_events()) return true;
+      if (!available()) return false;
+    }
     if ((fds[1].revents & POLLIN) != 0) {
       std::uint64_t count = 0;
       (void)read(interrupt_, &count, sizeof count);
       return false;
     }
+    if (ready == 0 || left == 0) return false;  // timed out
   }
 }
 

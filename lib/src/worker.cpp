@@ -13,6 +13,7 @@
 #include "data_version.hpp"
 #include "deliverer.hpp"
 #include "file_watch.hpp"
+#include "idle_check.hpp"
 #include "lease_keeper.hpp"
 #include "lock_sharing.hpp"
 #include "log_to.hpp"
@@ -30,11 +31,12 @@ namespace {
 constexpr Duration kFirstStorageBackoff = std::chrono::milliseconds(10);
 constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 
-// An idle worker reads PRAGMA data_version every poll interval (any commit by another connection
-// changes it) and looks at its consumers again only when it changed, a commit in this process
-// signalled, a retry or delay fell due, or every this many poll intervals (for what no commit
-// announces: a worker that died holding a claim, a clock stepped forward). Looking costs about
-// ten statements per consumer; reading data_version, one.
+// An idle worker sleeps until a commit (the file watch, the commit signal, PRAGMA data_version),
+// stop(), or the earliest due retry or delay (IdleCheck), but at most this many poll intervals at
+// a stretch, after which it reads data_version (a wake the file watch missed) and the clock (one
+// stepped past a due time). It looks at its consumers again, about ten statements each, only if
+// one of those says so, or, while another worker holds a claim of its consumers, after each
+// such stretch (a worker that died holding a claim announces nothing).
 constexpr int kIdleChecksEvery = 10;
 
 // A file-watch event may arrive before the commit that caused it is visible (the WAL is written
@@ -149,19 +151,6 @@ struct Worker::Impl {
                        [](const Consumer& c) { return c.in_hand.has_value(); });
   }
 
-  // How long an idle worker may sleep before it looks at its consumers again: until a retry or
-  // delay falls due, at most kIdleChecksEvery poll intervals. Commits end the sleep sooner.
-  std::chrono::steady_clock::duration idle_timeout() {
-    Duration timeout = options.poll_interval * kIdleChecksEvery;
-    const TimePoint now = clock->now();
-    for (Consumer& consumer : consumers) {
-      if (auto due = deliverer->next_due(consumer.spec)) {
-        timeout = std::min(timeout, std::max(Duration(0), sub_saturating(*due, now)));
-      }
-    }
-    return timeout;
-  }
-
   bool watching() const { return file_watch && file_watch->available(); }
 
   bool committed_since(std::uint64_t seen_generation, long long version_before) {
@@ -207,32 +196,67 @@ struct Worker::Impl {
     return data_version->read() != version_before;
   }
 
+  // Sleeps until a commit in this process or another one, or for `timeout`. Returns whether
+  // something committed since `seen_generation` and `version_before` were read.
+  bool slept_until_commit(std::uint64_t seen_generation, long long version_before,
+                          Duration timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!stop_requested.load() && std::chrono::steady_clock::now() < deadline) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (watching()) {
+        if (woken_by_file(seen_generation, version_before, left)) return true;
+      } else if (woken_by_poll(seen_generation, version_before, left)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // After a round that began at `looked_at` found nothing to do: returns once something
+  // committed, stop() was called, or the clock says a retry or delay is due (or was set back).
+  void idle(std::uint64_t seen_generation, long long version_before, TimePoint looked_at) {
+    if (!idle_check) {
+      std::vector<std::int64_t> ids;
+      for (const Consumer& consumer : consumers) ids.push_back(consumer.spec.id);
+      guarded("wait for work", [&] { idle_check.emplace(*db, deliverer->owner(), ids); });
+    }
+    // Holds until the next commit, which ends the sleep.
+    const IdleCheck::Finding found =
+        guarded("wait for work", [&] { return idle_check->after(looked_at); });
+    bool slept = false;
+    while (!stop_requested.load()) {
+      // The clock, not the sleep, tells when a retry is due: it may have stepped meanwhile.
+      const TimePoint now = clock->now();
+      if (now < looked_at || (found.next_due && *found.next_due <= now)) return;
+      // Once per sleep of up to kIdleChecksEvery poll intervals, as another worker's claim may
+      // have been abandoned meanwhile.
+      if (slept && found.others_claim) return;
+      Duration timeout = options.poll_interval * kIdleChecksEvery;
+      if (found.next_due) timeout = std::min(timeout, sub_saturating(*found.next_due, now));
+      if (slept_until_commit(seen_generation, version_before, timeout)) return;
+      slept = true;
+    }
+  }
+
   void log_error(const char* message, const std::exception& e) {
     log_to(options, LogLevel::kError, message, {{"error", e.what()}});
   }
 
   void run() {
+    // Consumers may have subscribed since an earlier start().
+    idle_check.reset();
     Duration storage_backoff = kFirstStorageBackoff;
     while (!stop_requested.load()) {
       DrainResult ignored;
       const std::uint64_t seen_generation = signal ? signal->generation() : 0;
       try {
         const long long version_before = data_version->read();
+        const TimePoint looked_at = clock->now();
         if (round(false, ignored)) {
           storage_backoff = kFirstStorageBackoff;
           continue;
         }
-        // Idle: sleep until a commit in this process, another process's commit (data_version),
-        // a retry falling due, or stop().
-        const auto deadline = std::chrono::steady_clock::now() + idle_timeout();
-        while (!stop_requested.load() && std::chrono::steady_clock::now() < deadline) {
-          const auto left = deadline - std::chrono::steady_clock::now();
-          if (watching()) {
-            if (woken_by_file(seen_generation, version_before, left)) break;
-          } else if (woken_by_poll(seen_generation, version_before, left)) {
-            break;
-          }
-        }
+        idle(seen_generation, version_before, looked_at);
         storage_backoff = kFirstStorageBackoff;
       } catch (const std::exception& e) {
         log_error("worker step failed; backing off", e);
@@ -273,6 +297,8 @@ struct Worker::Impl {
   std::unique_ptr<FileWatch> file_watch;      // null for an in-memory database
   std::optional<DataVersion> data_version;
   std::optional<LockSharing> lock_sharing;
+  // Made by the worker's thread once it first idles after start().
+  std::optional<IdleCheck> idle_check;
   CommitSignal* signal = nullptr;
 
   std::mutex lifecycle_mutex;
