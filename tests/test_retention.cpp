@@ -112,3 +112,27 @@ TEST_CASE("prune names dead letters, unfinished deliveries and claims that keep 
   CHECK(holds[2].events == 1);
   CHECK(retention_holds(f.db, hours(49), f.options).empty());
 }
+
+TEST_CASE("a dry run counts exactly the events prune then deletes") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("c", "t", [](const Event& e, Context&) {
+    if (e.payload == "\"retry\"") throw std::runtime_error("later");
+    if (e.payload == "\"dead\"" || e.payload == "\"discard\"") throw PermanentError("never");
+  });
+  worker.subscribe("d", "u", [](const Event&, Context&) {});
+  for (int i = 0; i < 7; ++i) f.publish("t");
+  for (int i = 0; i < 4; ++i) f.publish("u");
+  f.publish("t", "\"retry\"");
+  f.publish("t", "\"dead\"");
+  f.publish("t", "\"discard\"");
+  f.publish("t", "\"discard\"");
+  worker.run_until_idle();
+  CHECK(discard_dead_letters(f.db, {.error_contains = "never"}, "test", f.options) == 3);
+  f.clock->advance(hours(48));
+  f.publish("t");  // new, not yet delivered
+  f.publish("u");
+  const long long counted = prune(f.db, hours(24), {.dry_run = true}, f.options);
+  CHECK(counted == 7 + 4 + 3);  // the delivered, the discarded; not the retry nor the new ones
+  CHECK(prune(f.db, hours(24), {}, f.options) == counted);
+}

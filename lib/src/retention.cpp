@@ -31,6 +31,14 @@ const char* const kPrunable =
     "e.created_at < ?3 AND NOT EXISTS (SELECT 1 FROM sluice_deliveries d WHERE "
     "d.event_seq = e.seq AND d.state <> 'discarded') ORDER BY e.seq LIMIT ?4";
 
+// What kPrunable would select, counted at once for a dry run: every event in range less those
+// a delivery row other than a discarded one keeps. Walking kPrunable probed the deliveries for
+// each event (535 ms for 570k events); this probes them once per delivery row.
+const char* const kPrunableCount =
+    "SELECT (SELECT count(*) FROM sluice_events WHERE seq <= ?1 AND created_at < ?2) - "
+    "(SELECT count(DISTINCT d.event_seq) FROM sluice_deliveries d JOIN sluice_events e ON "
+    "e.seq = d.event_seq WHERE d.state <> 'discarded' AND e.seq <= ?1 AND e.created_at < ?2)";
+
 // The highest seq every consumer and every claim is past.
 std::int64_t finished_up_to(SQLite::Database& db) {
   return db
@@ -142,7 +150,15 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
     }
     long long pruned = 0;
     std::int64_t after = 0;
-    while (true) {
+    if (prune_options.dry_run) {
+      SQLite::Statement count(db, kPrunableCount);
+      count.bind(1, static_cast<int64_t>(finished_up_to(db)));
+      count.bind(2, static_cast<int64_t>(cutoff));
+      count.executeStep();
+      pruned = count.getColumn(0).getInt64();
+      if (prune_options.progress && pruned > 0) prune_options.progress(pruned);
+    }
+    while (!prune_options.dry_run) {
       WriteTransaction tx(db);
       const std::int64_t limit = finished_up_to(db);
       SQLite::Statement select(db, kPrunable);
@@ -156,28 +172,26 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
       }
       if (events.empty()) break;
       after = events.back().first;
-      if (!prune_options.dry_run) {
-        SQLite::Statement forget(db,
-                                 "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
-        SQLite::Statement deliveries(db, "DELETE FROM sluice_deliveries WHERE event_seq = ?");
-        SQLite::Statement attempts(db, "DELETE FROM sluice_attempts WHERE event_seq = ?");
-        SQLite::Statement event(db, "DELETE FROM sluice_events WHERE seq = ?");
-        for (const auto& [seq, id] : events) {
-          for (std::int64_t consumer : consumers) {
-            forget.reset();
-            forget.bind(1, static_cast<int64_t>(consumer));
-            forget.bind(2, id);
-            forget.exec();
-          }
-          for (SQLite::Statement* s : {&deliveries, &attempts, &event}) {
-            s->reset();
-            s->bind(1, static_cast<int64_t>(seq));
-            s->exec();
-          }
+      SQLite::Statement forget(db,
+                               "DELETE FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?");
+      SQLite::Statement deliveries(db, "DELETE FROM sluice_deliveries WHERE event_seq = ?");
+      SQLite::Statement attempts(db, "DELETE FROM sluice_attempts WHERE event_seq = ?");
+      SQLite::Statement event(db, "DELETE FROM sluice_events WHERE seq = ?");
+      for (const auto& [seq, id] : events) {
+        for (std::int64_t consumer : consumers) {
+          forget.reset();
+          forget.bind(1, static_cast<int64_t>(consumer));
+          forget.bind(2, id);
+          forget.exec();
         }
-        SLUICE_CRASH_POINT("during-prune");
-        tx.commit();
+        for (SQLite::Statement* s : {&deliveries, &attempts, &event}) {
+          s->reset();
+          s->bind(1, static_cast<int64_t>(seq));
+          s->exec();
+        }
       }
+      SLUICE_CRASH_POINT("during-prune");
+      tx.commit();
       pruned += static_cast<long long>(events.size());
       if (prune_options.progress) prune_options.progress(pruned);
     }
