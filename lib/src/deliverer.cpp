@@ -84,8 +84,6 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       guard_(db),
       begin_(db, "BEGIN IMMEDIATE"),
       commit_(db, "COMMIT"),
-      newest_seq_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events"),
-      read_cursor_(db, "SELECT cursor FROM sluice_consumers WHERE id = ?"),
       update_consumer_(db,
                        "UPDATE sluice_consumers SET cursor = coalesce(?5, cursor), "
                        "delivered_total = delivered_total + ?2, retries_total = retries_total + "
@@ -242,11 +240,9 @@ bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
   if (foreign_claims(spec, now, live_ones)) return true;
   // One claim at a time per ordered consumer: while a live worker holds one, it delivers.
   if (spec.options.ordered && live_ones) return false;
-  rewind(newest_seq_);
-  newest_seq_.executeStep();
-  const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
-  rewind(newest_seq_);
-  if (newest > read_cursor(spec)) return true;
+  const ClaimStart at = read_claim_start(spec, now);
+  if (at.newest > at.cursor) return true;
+  if (!at.any_due) return false;
   // The claim's own query: a row held back by its key, or of a topic with no handler here, is
   // not work, however long it waits.
   refresh_topic_filter(spec);
@@ -374,17 +370,6 @@ std::int64_t Deliverer::backfills_in_transaction() {
 void Deliverer::release_after_backfill(ConsumerSpec& spec, Claim& claim) {
   if (claim.done() || backfills_in_transaction() == claim.backfills) return;
   for (; !claim.done(); ++claim.next) hold_back(spec, claim.items[claim.next], "released");
-}
-
-std::int64_t Deliverer::read_cursor(const ConsumerSpec& spec) {
-  rewind(read_cursor_);
-  read_cursor_.bind(1, static_cast<int64_t>(spec.id));
-  if (!read_cursor_.executeStep()) {
-    throw NotFound("sluice: consumer '" + spec.name + "' is no longer in the file");
-  }
-  const std::int64_t cursor = read_cursor_.getColumn(0).getInt64();
-  rewind(read_cursor_);
-  return cursor;
 }
 
 WriteTransaction Deliverer::begin_write() {

@@ -117,7 +117,6 @@ class Deliverer {
   // Begins a write transaction with the statements prepared for it, and forgets what the last
   // transaction had pending for the consumer's row.
   WriteTransaction begin_write();
-  std::int64_t read_cursor(const ConsumerSpec& spec);
   // Notes the consumer's new cursor for write_consumer_row.
   void write_cursor(std::int64_t cursor);
   // Writes the cursor and counters noted in this transaction, in one statement (each was one
@@ -136,8 +135,8 @@ class Deliverer {
   std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
                            std::int64_t newest, int room, Claim& claim);
   void move_claim_end(std::int64_t claim_id, std::int64_t to_seq);
-  // What a claim starts from, in one statement (three before): the consumer's cursor, the
-  // newest seq, and whether any pending row of `spec` is due at `now` (when none is, the usual
+  // What a claim and has_work start from, in one statement (three before): the consumer's cursor,
+  // the newest seq, and whether any pending row of `spec` is due at `now` (when none is, the usual
   // case, the claim's three queries for due rows are skipped).
   struct ClaimStart {
     std::int64_t cursor = 0;
@@ -269,8 +268,6 @@ class Deliverer {
 
   SQLite::Statement begin_;
   SQLite::Statement commit_;
-  SQLite::Statement newest_seq_;
-  SQLite::Statement read_cursor_;
   SQLite::Statement update_consumer_;
   SQLite::Statement claims_of_consumer_;
   SQLite::Statement insert_claim_;
