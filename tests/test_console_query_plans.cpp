@@ -15,31 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "support/statement_recorder.hpp"
+
 namespace {
 
-// Not thread-safe. Records the SQL text of every statement run on one connection.
-class StatementRecorder {
- public:
-  explicit StatementRecorder(SQLite::Database& db) : db_(db.getHandle()) {
-    sqlite3_trace_v2(db_, SQLITE_TRACE_STMT, &on_statement, this);
-  }
-  ~StatementRecorder() { sqlite3_trace_v2(db_, 0, nullptr, nullptr); }
-  StatementRecorder(const StatementRecorder&) = delete;
-  StatementRecorder& operator=(const StatementRecorder&) = delete;
-
-  // The statements recorded since the last call.
-  std::set<std::string> take() { return std::exchange(statements_, {}); }
-
- private:
-  static int on_statement(unsigned, void* self, void* statement, void*) {
-    const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(statement));
-    if (sql != nullptr) static_cast<StatementRecorder*>(self)->statements_.insert(sql);
-    return 0;
-  }
-
-  sqlite3* db_;
-  std::set<std::string> statements_;
-};
+using sluice::test::StatementRecorder;
 
 std::vector<std::string> plan(SQLite::Database& db, const std::string& sql) {
   std::vector<std::string> lines;

@@ -12,31 +12,11 @@
 #include <vector>
 
 #include "sluice/sluice.hpp"
+#include "support/statement_recorder.hpp"
 
 namespace {
 
-// Not thread-safe. Records the SQL text of every statement run on one connection.
-class StatementRecorder {
- public:
-  explicit StatementRecorder(SQLite::Database& db) : db_(db.getHandle()) {
-    sqlite3_trace_v2(db_, SQLITE_TRACE_STMT, &on_statement, this);
-  }
-  ~StatementRecorder() { sqlite3_trace_v2(db_, 0, nullptr, nullptr); }
-  StatementRecorder(const StatementRecorder&) = delete;
-  StatementRecorder& operator=(const StatementRecorder&) = delete;
-
-  const std::set<std::string>& statements() const { return statements_; }
-
- private:
-  static int on_statement(unsigned, void* self, void* statement, void*) {
-    const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(statement));
-    if (sql != nullptr) static_cast<StatementRecorder*>(self)->statements_.insert(sql);
-    return 0;
-  }
-
-  sqlite3* db_;
-  std::set<std::string> statements_;
-};
+using sluice::test::StatementRecorder;
 
 // The plan lines of `sql` that read a whole table or index. The plan names a table by its alias
 // when it has one ("SCAN d"), and sluice's statements read only sluice_ tables, so every SCAN
