@@ -17,7 +17,7 @@ TEST_CASE("--version names the release and the schema it writes") {
 TEST_CASE("each command's --help shows an example of that command") {
   for (const std::string command :
        {"init", "migrate", "stats", "events", "show", "tail", "enqueue", "dlq", "replay",
-        "consumer", "prune", "check", "export", "metrics"}) {
+        "consumer", "prune", "check", "export", "metrics", "audit", "console"}) {
     CAPTURE(command);
     const auto help = CliFixture::sluice_bare({command, "--help"});
     CHECK(help.exit_code == 0);
