@@ -777,13 +777,13 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
     claim.step_outcomes.emplace(claim.next, std::move(outcome));
     throw StepRolledBack{};
   }
-  claim.step_outcomes.emplace(claim.next, outcome);
+  const Outcome& kept = claim.step_outcomes.emplace(claim.next, std::move(outcome)).first->second;
   if (done) {
     if (!item.fresh) settle_delivery(spec.id, item, now, "seen");
     return;
   }
   if (keyed) failed_keys.insert(event.key);
-  record_failure(spec, item, outcome, now, result);
+  record_failure(spec, item, kept, now, result);
 }
 
 bool Deliverer::handler_may_have_written(int changes_before) const {
