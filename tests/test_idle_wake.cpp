@@ -118,10 +118,11 @@ class Deliveries {
   int count_ = 0;
 };
 
-// Options whose idle worker ends a sleep every 10 poll intervals of 5 ms.
+// Options whose idle worker ends a sleep every FileWatch::kSafetyNetPolls poll intervals of 1 ms
+// (while the kernel watches the file, as in these tests' temporary directories).
 Options quick_idle(const Fixture& f) {
   Options options = f.options;
-  options.poll_interval = std::chrono::milliseconds(5);
+  options.poll_interval = std::chrono::milliseconds(1);
   return options;
 }
 
@@ -173,7 +174,7 @@ TEST_CASE("an idle worker's sleeps end in a data_version read, not a look at its
   REQUIRE(log.wait_for(kIdleCheck, 1));
   const long long others_before = log.count_other_than(kDataVersion);
   const long long reads_before = log.count(kDataVersion);
-  // Five more sleeps of 50 ms each.
+  // Five more sleeps.
   REQUIRE(log.wait_for(kDataVersion, reads_before + 5));
   CHECK(log.count_other_than(kDataVersion) == others_before);
 

@@ -33,10 +33,12 @@ constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 
 // An idle worker sleeps until a commit (the file watch, the commit signal, PRAGMA data_version),
 // stop(), or the earliest due retry or delay (IdleCheck), but at most this many poll intervals at
-// a stretch, after which it reads data_version (a wake the file watch missed) and the clock (one
-// stepped past a due time). It looks at its consumers again, about ten statements each, only if
-// one of those says so, or, while another worker holds a claim of its consumers, after each
-// such stretch (a worker that died holding a claim announces nothing).
+// a stretch (FileWatch::kSafetyNetPolls while the kernel watches the file: each stretch's end is a
+// wake, the largest part of an idle worker's CPU), after which it reads data_version (a wake the
+// file watch missed) and the clock (one stepped past a due time). It looks at its consumers
+// again, about ten statements each, only if one of those says so, or, while another worker holds
+// a claim of its consumers, after a stretch of this many poll intervals, watched or not (a worker
+// that died holding a claim announces nothing, and its claim's takeover is bounded by it).
 constexpr int kIdleChecksEvery = 10;
 
 // A file-watch event may arrive before the commit that caused it is visible (the WAL is written
@@ -201,10 +203,13 @@ struct Worker::Impl {
   bool slept_until_commit(std::uint64_t seen_generation, long long version_before,
                           Duration timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const bool watched = watching();
     while (!stop_requested.load() && std::chrono::steady_clock::now() < deadline) {
       const auto left = deadline - std::chrono::steady_clock::now();
       if (watching()) {
         if (woken_by_file(seen_generation, version_before, left)) return true;
+      } else if (watched) {
+        return false;  // the watch is gone: the caller's next stretch is the shorter, unwatched one
       } else if (woken_by_poll(seen_generation, version_before, left)) {
         return true;
       }
@@ -228,10 +233,13 @@ struct Worker::Impl {
       // The clock, not the sleep, tells when a retry is due: it may have stepped meanwhile.
       const TimePoint now = clock->now();
       if (now < looked_at || (found.next_due && *found.next_due <= now)) return;
-      // Once per sleep of up to kIdleChecksEvery poll intervals, as another worker's claim may
-      // have been abandoned meanwhile.
+      // Once per sleep, of up to kIdleChecksEvery poll intervals here, as another worker's claim
+      // may have been abandoned meanwhile.
       if (slept && found.others_claim) return;
-      Duration timeout = options.poll_interval * kIdleChecksEvery;
+      const Duration unwatched = options.poll_interval * kIdleChecksEvery;
+      Duration timeout =
+          watching() ? options.poll_interval * FileWatch::kSafetyNetPolls : unwatched;
+      if (found.others_claim) timeout = std::min(timeout, unwatched);
       if (found.next_due) timeout = std::min(timeout, sub_saturating(*found.next_due, now));
       if (slept_until_commit(seen_generation, version_before, timeout)) return;
       slept = true;
