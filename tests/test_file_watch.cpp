@@ -213,35 +213,6 @@ TEST_CASE("a commit in another process wakes an idle worker long before its poll
   check_other_process_wakes_worker([](const std::string&) {});
 }
 
-TEST_CASE("a commit the kernel does not report is delivered by the watched worker's safety net") {
-  // Written through hard links in another directory: the watched directory sees no event. The
-  // worker's poll interval of 2 ms puts its safety net (FileWatch::kSafetyNetPolls of them) at
-  // 100 ms; without it the event would wait for the next commit, which never comes.
-  TempDir dir;
-  const std::string path = dir.file("app.db");
-  const std::filesystem::path elsewhere = dir.path() / "elsewhere";
-  std::filesystem::create_directory(elsewhere);
-  OtherProcess other([&] { enqueue_in((elsewhere / "app.db").string(), "2"); });
-  Options options;
-  options.poll_interval = std::chrono::milliseconds(2);
-  Deliveries deliveries;
-  Worker worker(path, options);
-  worker.subscribe("c", "t", [&](const Event&, Context&) { deliveries.add(); });
-  enqueue_in(path, "1");
-  worker.start();
-  REQUIRE(deliveries.wait_for(1, std::chrono::seconds(10)));
-  // The worker's connection keeps the WAL and its index while the other process writes.
-  for (const char* suffix : {"", "-wal", "-shm"}) {
-    std::filesystem::create_hard_link(path + suffix, elsewhere / ("app.db" + std::string(suffix)));
-  }
-  FileWatch watch(path);
-  REQUIRE(watch.available());
-  CHECK(other.act_and_wait() == 0);
-  CHECK_FALSE(watch.wait(kNoWait));  // the kernel reported nothing
-  CHECK(deliveries.wait_for(2, std::chrono::seconds(10)));
-  worker.stop();
-}
-
 TEST_CASE("a commit after a checkpoint truncated the WAL wakes an idle worker") {
   check_other_process_wakes_worker([](const std::string& path) {
     SQLite::Database db = open_database(path);

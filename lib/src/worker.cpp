@@ -21,6 +21,7 @@
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "wake_order.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -127,25 +128,57 @@ struct Worker::Impl {
     return added;
   }
 
-  // One step for every consumer. Returns whether anything moved.
-  bool round(bool stopping, DrainResult& totals) {
+  // One step for every consumer; those with the ids `first` (WakeOrder) go first, and deliver
+  // what they claim in the same round. Returns whether anything moved.
+  bool round(bool stopping, DrainResult& totals, const std::vector<std::int64_t>& first = {}) {
     bool progressed = false;
-    for (Consumer& consumer : consumers) {
-      const auto began = std::chrono::steady_clock::now();
-      // Every statement of the round, the lock-sharing gap's data_version read included, raises
-      // sluice::DatabaseError on a storage fault, never SQLite's own exception.
-      const StepResult step = guarded("deliver", [&] {
-        StepResult stepped = deliverer->step(consumer.spec, consumer.in_hand, stopping);
-        lock_sharing->after_step(began, stepped.held_write_lock);
-        return stepped;
-      });
-      progressed = progressed || step.progressed;
-      totals.delivered += step.delivered;
-      totals.retried += step.retried + step.snoozed;
-      totals.dead_lettered += step.dead_lettered;
+    std::vector<bool> stepped(first.empty() ? 0 : consumers.size());
+    for (const std::int64_t id : first) {
+      const auto found = std::find_if(consumers.begin(), consumers.end(),
+                                      [&](const Consumer& c) { return c.spec.id == id; });
+      if (found == consumers.end()) continue;
+      stepped[found - consumers.begin()] = true;
+      // A claim taken is delivered at the consumer's next step: that, too, before the others.
+      if (step(*found, stopping, totals)) {
+        progressed = true;
+        if (found->in_hand) step(*found, stopping, totals);
+      }
+    }
+    for (std::size_t i = 0; i < consumers.size(); ++i) {
+      if (!stepped.empty() && stepped[i]) continue;
+      progressed = step(consumers[i], stopping, totals) || progressed;
     }
     if (lease_keeper) lease_keeper->hold(holds_claims());
     return progressed;
+  }
+
+  // One step of `consumer`. Returns whether anything moved.
+  bool step(Consumer& consumer, bool stopping, DrainResult& totals) {
+    const auto began = std::chrono::steady_clock::now();
+    // Every statement of the round, the lock-sharing gap's data_version read included, raises
+    // sluice::DatabaseError on a storage fault, never SQLite's own exception.
+    const StepResult stepped = guarded("deliver", [&] {
+      StepResult result = deliverer->step(consumer.spec, consumer.in_hand, stopping);
+      lock_sharing->after_step(began, result.held_write_lock);
+      return result;
+    });
+    totals.delivered += stepped.delivered;
+    totals.retried += stepped.retried + stepped.snoozed;
+    totals.dead_lettered += stepped.dead_lettered;
+    return stepped.progressed;
+  }
+
+  // After a wake: the consumers to step first, none for a single consumer.
+  std::vector<std::int64_t> woken_first() {
+    if (consumers.size() < 2) return {};
+    return guarded("deliver", [&] {
+      if (!wake_order) {
+        std::vector<std::int64_t> ids;
+        for (const Consumer& consumer : consumers) ids.push_back(consumer.spec.id);
+        wake_order.emplace(*db, ids);
+      }
+      return wake_order->first();
+    });
   }
 
   bool holds_claims() const {
@@ -253,18 +286,24 @@ struct Worker::Impl {
   void run() {
     // Consumers may have subscribed since an earlier start().
     idle_check.reset();
+    wake_order.reset();
     Duration storage_backoff = kFirstStorageBackoff;
+    bool woken = false;
     while (!stop_requested.load()) {
       DrainResult ignored;
       const std::uint64_t seen_generation = signal ? signal->generation() : 0;
       try {
         const long long version_before = data_version->read();
         const TimePoint looked_at = clock->now();
-        if (round(false, ignored)) {
+        const bool progressed =
+            round(false, ignored, woken ? woken_first() : std::vector<std::int64_t>());
+        woken = false;
+        if (progressed) {
           storage_backoff = kFirstStorageBackoff;
           continue;
         }
         idle(seen_generation, version_before, looked_at);
+        woken = true;
         storage_backoff = kFirstStorageBackoff;
       } catch (const std::exception& e) {
         log_error("worker step failed; backing off", e);
@@ -305,8 +344,9 @@ struct Worker::Impl {
   std::unique_ptr<FileWatch> file_watch;      // null for an in-memory database
   std::optional<DataVersion> data_version;
   std::optional<LockSharing> lock_sharing;
-  // Made by the worker's thread once it first idles after start().
+  // Made by the worker's thread once it first idles (is first woken) after start().
   std::optional<IdleCheck> idle_check;
+  std::optional<WakeOrder> wake_order;
   CommitSignal* signal = nullptr;
 
   std::mutex lifecycle_mutex;
