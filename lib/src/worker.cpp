@@ -269,9 +269,13 @@ struct Worker::Impl {
       // Once per sleep, of up to kIdleChecksEvery poll intervals here, as another worker's claim
       // may have been abandoned meanwhile.
       if (slept && found.others_claim) return;
-      const Duration unwatched = options.poll_interval * kIdleChecksEvery;
-      Duration timeout =
-          watching() ? options.poll_interval * FileWatch::kSafetyNetPolls : unwatched;
+      // Capped so that the deadline on steady_clock (nanoseconds) cannot overflow for the
+      // longest poll_interval allowed.
+      const Duration unwatched =
+          std::min(options.poll_interval * kIdleChecksEvery, Options::kLongestDuration);
+      Duration timeout = watching() ? std::min(options.poll_interval * FileWatch::kSafetyNetPolls,
+                                               Options::kLongestDuration)
+                                    : unwatched;
       if (found.others_claim) timeout = std::min(timeout, unwatched);
       if (found.next_due) timeout = std::min(timeout, sub_saturating(*found.next_due, now));
       if (slept_until_commit(seen_generation, version_before, timeout)) return;
