@@ -167,6 +167,7 @@ SLUICE_FORWARD(const char*, libversion, (void), ())
 SLUICE_FORWARD(int, libversion_number, (void), ())
 SLUICE_FORWARD(int, load_extension, (sqlite3 * db, const char* file, const char* proc, char** e),
                (db, file, proc, e))
+SLUICE_FORWARD(sqlite3_stmt*, next_stmt, (sqlite3 * db, sqlite3_stmt* s), (db, s))
 SLUICE_FORWARD(int, prepare_v2,
                (sqlite3 * db, const char* sql, int n, sqlite3_stmt** s, const char** tail),
                (db, sql, n, s, tail))
@@ -181,6 +182,8 @@ SLUICE_FORWARD(int, set_authorizer,
                 int (*f)(void*, int, const char*, const char*, const char*, const char*), void* a),
                (db, f, a))
 SLUICE_FORWARD(int, step, (sqlite3_stmt * s), (s))
+SLUICE_FORWARD(int, stmt_busy, (sqlite3_stmt * s), (s))
+SLUICE_FORWARD(int, stmt_readonly, (sqlite3_stmt * s), (s))
 SLUICE_FORWARD(int, total_changes, (sqlite3 * db), (db))
 SLUICE_FORWARD(int, value_bytes, (sqlite3_value * v), (v))
 SLUICE_FORWARD(int, value_int, (sqlite3_value * v), (v))

@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "support/fixture.hpp"
 
@@ -240,4 +244,92 @@ TEST_CASE("a handler that fails before writing costs the rest of its batch no se
   CHECK(calls.size() == 5);
   for (const auto& [id, n] : calls) CHECK(n == 1);
   CHECK(count(f.db, "applied") == 4);
+}
+
+// A step that rolls back to undo a failed handler's writes runs again: the failure stands
+// without a second call, the handlers that succeeded before it run again (their writes went with
+// the rollback), and the rest of the claim has a savepoint per event, so none runs a third time.
+TEST_CASE("a batch with handlers failing after their writes calls none a third time") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::map<std::string, int> calls;
+  std::set<std::string> failing;
+  worker.subscribe("billing", "t", [&](const Event& e, Context& ctx) {
+    ++calls[e.id];
+    recording("billing")(e, ctx);
+    if (failing.count(e.id) > 0 && ctx.attempt() == 1) throw std::runtime_error("declined");
+  });
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) ids.push_back(f.publish("t").id);
+  failing = {ids[2], ids[5]};
+  const DrainResult first = worker.run_until_idle();
+  CHECK(first.delivered == 6);
+  CHECK(first.retried == 2);
+  CHECK(count(f.db, "applied") == 6);
+  for (const std::string& id : failing) {
+    CHECK(calls[id] == 1);
+    CHECK(count(f.db, "applied", "event_id = '" + id + "'") == 0);
+  }
+  // The two before the first failure ran again; nothing after it did.
+  CHECK(calls[ids[0]] == 2);
+  CHECK(calls[ids[1]] == 2);
+  for (std::size_t i : {3u, 4u, 6u, 7u}) CHECK(calls[ids[i]] == 1);
+  f.clock->advance(seconds(1));
+  CHECK(worker.run_until_idle().delivered == 2);
+  CHECK(count(f.db, "applied") == 8);
+  CHECK(count(f.db, "applied", "event_id = '" + ids[5] + "'") == 1);
+}
+
+// sqlite3_total_changes() counts a statement's rows when it finishes: an INSERT ... RETURNING
+// stepped once has written its rows without counting them. Here the handler throws between
+// stepping its cached statement and resetting it; its next call resets it first.
+TEST_CASE("a handler that fails with a writing statement unfinished leaves no trace") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::optional<SQLite::Statement> cached;
+  std::string failing;
+  const Handler insert_returning = [&](const Event& e, Context& ctx) {
+    if (!cached) {
+      cached.emplace(ctx.db(),
+                     "INSERT INTO applied (event_id, consumer) VALUES (?1, 'c'), (?1, 'c') "
+                     "RETURNING rowid");
+    }
+    cached->reset();
+    cached->bind(1, e.id);
+    CHECK(cached->executeStep());
+    if (e.id == failing && ctx.attempt() == 1) throw std::runtime_error("the mail server is down");
+    cached->reset();
+  };
+  worker.subscribe("c", "t", insert_returning);
+  failing = f.publish("t").id;
+  f.publish("t");
+  const DrainResult first = worker.run_until_idle();
+  CHECK(first.delivered == 1);
+  CHECK(first.retried == 1);
+  CHECK(count(f.db, "applied", "event_id = '" + failing + "'") == 0);
+  CHECK(count(f.db, "applied") == 2);
+  f.clock->advance(seconds(1));
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(count(f.db, "applied", "event_id = '" + failing + "'") == 2);
+}
+
+TEST_CASE("a handler that enqueues and then fails leaves no event behind") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  worker.subscribe("c", "t", recording("c"));
+  worker.subscribe("c", "u", [&](const Event&, Context& ctx) {
+    NewEvent follow_up;
+    follow_up.topic = "follow-up";
+    follow_up.payload = "{}";
+    ctx.enqueue(follow_up);
+    if (ctx.attempt() == 1) ctx.retry("not yet");
+  });
+  f.publish("t");
+  f.publish("u");
+  f.publish("t");
+  CHECK(worker.run_until_idle().retried == 1);
+  CHECK(count(f.db, "sluice_events", "topic = 'follow-up'") == 0);
+  f.clock->advance(seconds(1));
+  CHECK(worker.run_until_idle().delivered == 1);
+  CHECK(count(f.db, "sluice_events", "topic = 'follow-up'") == 1);
 }

@@ -459,19 +459,32 @@ TEST_CASE(
   CHECK(count(f.db, "applied") == 1);
 }
 
-// A savepoint copies every page its event writes into the statement journal; the first handler
-// of a step needs none (deliverer.cpp, handle_in_transaction).
-TEST_CASE("a step's first handler runs without a savepoint, each later one with its own") {
-  for (const int batch : {1, 3}) {
+// A savepoint copies every page its event writes into the statement journal (deliverer.cpp,
+// handle_in_transaction): a batch makes none until a handler fails after writing, and then one
+// per event for the rest of its claim, the step's first event excepted.
+TEST_CASE("a batch makes no savepoint until a handler fails after writing") {
+  for (const int batch : {1, 3, 8}) {
     CAPTURE(batch);
     Fixture f;
     f.options.batch_size = batch;
     Worker worker(f.db, f.options);
-    worker.subscribe("c", "t", recording("c"));
-    for (int i = 0; i < 3; ++i) f.publish("t");
+    std::string quiet_failure;
+    std::string failure_after_write;
+    worker.subscribe("c", "t", [&](const Event& e, Context& ctx) {
+      if (e.id == quiet_failure) return ctx.retry("fails before writing");
+      recording("c")(e, ctx);
+      if (e.id == failure_after_write) ctx.retry("fails after writing");
+    });
+    std::vector<std::string> ids;
+    for (int i = 0; i < 8; ++i) ids.push_back(f.publish("t").id);
+    quiet_failure = ids[1];
+    failure_after_write = batch == 8 ? ids[4] : "";
     const StatementCounter savepoints(f.db, "SAVEPOINT");
-    CHECK(worker.run_until_idle().delivered == 3);
-    CHECK(count(f.db, "applied") == 3);
-    CHECK(savepoints.count() == (batch == 1 ? 0 : 2));
+    const DrainResult drained = worker.run_until_idle();
+    CHECK(drained.delivered == (batch == 8 ? 6 : 7));
+    CHECK(count(f.db, "applied") == drained.delivered);
+    // With batch 8, the step runs again from its first event, and each later event that runs a
+    // handler gets a savepoint (2, 3, 5, 6, 7; the outcomes of 1 and 4 are known).
+    CHECK(savepoints.count() == (batch == 8 ? 5 : 0));
   }
 }

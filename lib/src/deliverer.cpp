@@ -32,13 +32,10 @@ constexpr std::int64_t kScanWindow = 16384;
 // due retries, which only a new claim takes).
 constexpr auto kRollingClaimLimit = std::chrono::seconds(1);
 
-// Thrown when the first handler of an in-transaction step failed with no savepoint to undo its
-// writes: the step's transaction is rolled back and the step runs again (see
+// Thrown when a handler of an in-transaction step failed after writing with no savepoint to undo
+// its writes: the step's transaction is rolled back and the step runs again (see
 // handle_in_transaction).
-struct StepRolledBack {
-  std::size_t item;  // the failed item's index in its claim
-  Outcome outcome;
-};
+struct StepRolledBack {};
 
 // Every state but 'discarded' holds back later events of its key. Not an IN list: SQLite builds
 // a temporary b-tree for an IN list of more than two values on every run of the statement.
@@ -644,16 +641,23 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
         ++claim.next;
       }
       next = commit_step(tx, spec, claim, start, stopping, now, result);
+      claim.step_outcomes.clear();
       result.held_write_lock = std::chrono::steady_clock::now() - began;
       committed = true;
-    } catch (StepRolledBack& rolled_back) {
-      // Nothing but the failed handler had run in the step: it runs again at once, and the
-      // failure is recorded without calling the handler a second time.
+    } catch (StepRolledBack&) {
+      // The step runs again at once. The failures are recorded without calling their handlers a
+      // second time; the handlers that succeeded before the failed one run again, as their
+      // writes were rolled back with it, and with a savepoint each from now on.
+      if (claim.next > start) claim.savepoints = true;
       claim.next = start;
       claim.failed_keys = failed_before;
-      claim.known_outcome.emplace(rolled_back.item, std::move(rolled_back.outcome));
+      claim.known_outcomes.merge(claim.step_outcomes);
+      claim.step_outcomes.clear();
       result = StepResult{};
     } catch (...) {
+      // Kept for when the step runs again, so that no failure is met twice.
+      claim.known_outcomes.merge(claim.step_outcomes);
+      claim.step_outcomes.clear();
       claim.next = start;
       claim.failed_keys = failed_before;
       throw;
@@ -716,9 +720,11 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
     if (keyed) failed_keys.insert(event.key);
     return;
   }
-  if (claim.known_outcome && claim.known_outcome->first == claim.next) {
-    const Outcome outcome = std::move(claim.known_outcome->second);
-    claim.known_outcome.reset();
+  if (const auto known = claim.known_outcomes.find(claim.next);
+      known != claim.known_outcomes.end()) {
+    const Outcome outcome = std::move(known->second);
+    claim.known_outcomes.erase(known);
+    claim.step_outcomes.emplace(claim.next, outcome);
     if (outcome.kind == Outcome::Kind::kDone) {
       // Seen before: its effect was committed by an earlier pass.
       if (!item.fresh) settle_delivery(spec.id, item, now, "seen");
@@ -728,15 +734,18 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
     record_failure(spec, item, outcome, now, result);
     return;
   }
-  // A savepoint per event lets a failed handler's writes be undone alone; it costs a statement
-  // journal copy of every page the event writes. The step's first handler needs none: rolling
-  // back the whole transaction undoes its writes and nothing that only a handler could redo. So
-  // a batch of one (a desktop app's events mostly come one at a time) makes no savepoint.
-  const bool savepoint = !first;
+  // A savepoint per event would let a failed handler's writes be undone alone, but it costs a
+  // statement-journal copy of every page the event writes: a third of a delivery. Most handlers
+  // succeed, and a failing one has often written nothing (it failed validating, or calling out),
+  // so a step runs without them; one that fails after writing rolls the step back
+  // (StepRolledBack). The step's first handler never needs one: rolling back the whole step
+  // undoes its writes and nothing that only a handler could redo.
+  const bool savepoint = claim.savepoints && !first;
   if (savepoint) {
     savepoint_.exec();
     rewind(savepoint_);
   }
+  const int changes_before = sqlite3_total_changes(db_.getHandle());
   Outcome outcome;
   {
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
@@ -759,17 +768,32 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
     delivered(spec, item, now, result);
     return;
   }
-  if (!savepoint) throw StepRolledBack{claim.next, std::move(outcome)};
-  rollback_savepoint_.exec();
-  rewind(rollback_savepoint_);
-  release_savepoint_.exec();
-  rewind(release_savepoint_);
+  if (savepoint) {
+    rollback_savepoint_.exec();
+    rewind(rollback_savepoint_);
+    release_savepoint_.exec();
+    rewind(release_savepoint_);
+  } else if (handler_may_have_written(changes_before)) {
+    claim.step_outcomes.emplace(claim.next, std::move(outcome));
+    throw StepRolledBack{};
+  }
+  const Outcome& kept = claim.step_outcomes.emplace(claim.next, std::move(outcome)).first->second;
   if (done) {
     if (!item.fresh) settle_delivery(spec.id, item, now, "seen");
     return;
   }
   if (keyed) failed_keys.insert(event.key);
-  record_failure(spec, item, outcome, now, result);
+  record_failure(spec, item, kept, now, result);
+}
+
+bool Deliverer::handler_may_have_written(int changes_before) const {
+  sqlite3* handle = db_.getHandle();
+  if (sqlite3_total_changes(handle) != changes_before || guard_.prepared_uncounted()) return true;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(handle, nullptr); s != nullptr;
+       s = sqlite3_next_stmt(handle, s)) {
+    if (sqlite3_stmt_busy(s) != 0 && sqlite3_stmt_readonly(s) == 0) return true;
+  }
+  return false;
 }
 
 StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand,

@@ -63,9 +63,15 @@ struct Claim {
   // The file's backfill count when the claim was made (see backfill.cpp): once it changes, a
   // backfill may have queued the claim's events again, and the unstarted rest is given back.
   std::int64_t backfills = 0;
-  // The outcome of the item at this index, whose step was rolled back after its handler failed
-  // (see handle_in_transaction): applied when the step runs again, without a second call.
-  std::optional<std::pair<std::size_t, Outcome>> known_outcome;
+  // Outcomes other than a plain success, by item index, from a step that was rolled back (see
+  // handle_in_transaction): applied when the step runs again, without calling the handler a
+  // second time. A success is not kept: its writes went with the rollback, so it runs again.
+  std::map<std::size_t, Outcome> known_outcomes;
+  // Outcomes of this step so far that known_outcomes keeps if the step is rolled back.
+  std::map<std::size_t, Outcome> step_outcomes;
+  // Set once a step of this claim was rolled back to undo a failed handler's writes: the rest
+  // of the claim runs with a savepoint per event, so no handler runs a third time.
+  bool savepoints = false;
   bool done() const { return next >= items.size(); }
 };
 
@@ -164,11 +170,15 @@ class Deliverer {
   StepResult deliver_in_transaction(ConsumerSpec& spec, std::optional<Claim>& in_hand,
                                     bool stopping);
   StepResult deliver_outside(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
-  // Handles the claim's item at claim.next. The first of a step (`first`) runs without a
-  // savepoint: if its handler fails, this throws StepRolledBack, and the step runs again with the
-  // outcome known.
+  // Handles the claim's item at claim.next, without a savepoint unless claim.savepoints (and
+  // then not for the first of a step, `first`). A handler that fails after writing with no
+  // savepoint to undo it throws StepRolledBack: the step runs again with the outcomes known.
   void handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool first, TimePoint now,
                              StepResult& result);
+  // Whether the handler just called may have written in the file: sqlite3_total_changes moved
+  // from `changes_before`, it prepared a statement whose writes that count misses, or it left a
+  // writing statement unfinished (an INSERT ... RETURNING not stepped to its end).
+  bool handler_may_have_written(int changes_before) const;
   // What one handler call of an outside consumer gets and returns: a batch handler's run of
   // items of one topic, or one item for a plain handler. It holds the items' events, moved out of
   // the claim until return_events (copying each event cost a good part of a relay's time), so

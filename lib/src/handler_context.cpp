@@ -61,11 +61,25 @@ TransactionControlGuard::~TransactionControlGuard() {
 int TransactionControlGuard::authorize(void* self, int action, const char*, const char*,
                                        const char*, const char*) {
   auto* guard = static_cast<TransactionControlGuard*>(self);
-  if (guard->armed_ && (action == SQLITE_TRANSACTION || action == SQLITE_SAVEPOINT)) {
-    guard->violated_ = true;
-    return SQLITE_DENY;
+  if (!guard->armed_) return SQLITE_OK;
+  switch (action) {
+    case SQLITE_TRANSACTION:
+    case SQLITE_SAVEPOINT:
+      guard->violated_ = true;
+      return SQLITE_DENY;
+    // Reads, and the writes that sqlite3_total_changes() counts.
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_FUNCTION:
+    case SQLITE_RECURSIVE:
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+      return SQLITE_OK;
+    default:
+      guard->uncounted_ = true;
+      return SQLITE_OK;
   }
-  return SQLITE_OK;
 }
 
 SQLite::Database& HandlerContext::db() {

@@ -13,7 +13,8 @@
 namespace sluice {
 
 // Not thread-safe. Installs an authorizer on `db` for its lifetime that, while armed, refuses
-// BEGIN, COMMIT, ROLLBACK and SAVEPOINT statements and remembers that one was tried. Of several
+// BEGIN, COMMIT, ROLLBACK and SAVEPOINT statements and remembers that one was tried, and notes
+// statements prepared that may write without counting in sqlite3_total_changes(). Of several
 // guards on one connection (the testing kit's beside its worker's) the latest made is in force;
 // when it goes, the latest of the others is put back.
 class TransactionControlGuard {
@@ -26,16 +27,21 @@ class TransactionControlGuard {
   void arm() {
     armed_ = true;
     violated_ = false;
+    uncounted_ = false;
   }
   void disarm() { armed_ = false; }
   // True if the handler tried transaction control since arm().
   bool violated() const { return violated_; }
+  // True if the handler prepared, since arm(), a statement that may change the file without
+  // counting in sqlite3_total_changes() (DDL, a PRAGMA, ANALYZE, VACUUM, ATTACH, ...).
+  bool prepared_uncounted() const { return uncounted_; }
 
  private:
   static int authorize(void* self, int action, const char*, const char*, const char*, const char*);
   SQLite::Database& db_;
   bool armed_ = false;
   bool violated_ = false;
+  bool uncounted_ = false;
 };
 
 // Not thread-safe: lives for one handler call.

@@ -25,6 +25,9 @@ struct Scripted {
   std::string error;
   // For a batch handler: it throws for the whole batch (every event retried).
   bool whole_batch = false;
+  // Whether an in-transaction handler writes its application before it acts: a failing one that
+  // wrote nothing needs nothing undone, one that wrote has its write rolled back.
+  bool writes = true;
   bool fails() const { return action != Action::kOk && action != Action::kSnooze; }
   bool permanent() const {
     return action == Action::kDeadLetter || action == Action::kThrowPermanent;

@@ -148,7 +148,8 @@ const ModelEvent* ReferenceModel::unfinished_before(const ModelEvent& event,
 std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
                                                const std::vector<long long>& ns, int engine_attempt,
                                                bool batch, TimePoint now,
-                                               std::vector<Violation>& out) {
+                                               std::vector<Violation>& out,
+                                               const void* connection) {
   const std::set<long long> in_call(ns.begin(), ns.end());
   std::vector<ModelEvent*> events;
   for (long long n : ns) {
@@ -214,9 +215,23 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
       continue;
     }
     if (outcomes[i].action != Action::kOk) failed_keys.insert(event.key);
+    if (connection != nullptr && outcomes[i].action == Action::kOk)
+      uncommitted_[connection].push_back({event.n, consumer, pair});
     apply(event, consumer, pair, outcomes[i], now);
   }
   return outcomes;
+}
+
+void ReferenceModel::delivery_transaction_ended(const void* connection, bool committed) {
+  const auto found = uncommitted_.find(connection);
+  if (found == uncommitted_.end()) return;
+  if (!committed) {
+    for (auto undo = found->second.rbegin(); undo != found->second.rend(); ++undo) {
+      events_.at(undo->n).pairs.at(undo->consumer) = undo->before;
+      --totals_[undo->consumer].delivered;
+    }
+  }
+  uncommitted_.erase(found);
 }
 
 void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer, Pair& pair,

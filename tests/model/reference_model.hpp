@@ -89,10 +89,17 @@ class ReferenceModel {
 
   // Handler calls of `consumer` for events `ns` (one call of a batch handler, or a single event),
   // with the attempt the engine reported (0 if it reports none). Judges the calls, appends what
-  // broke to `out`, and returns each event's scripted outcome, now applied to the model.
+  // broke to `out`, and returns each event's scripted outcome, now applied to the model. An
+  // in-transaction call names its delivery transaction's `connection` (else null): its success
+  // stands only once that transaction commits (see delivery_transaction_ended).
   std::vector<Scripted> on_calls(const std::string& consumer, const std::vector<long long>& ns,
                                  int engine_attempt, bool batch, TimePoint now,
-                                 std::vector<Violation>& out);
+                                 std::vector<Violation>& out, const void* connection = nullptr);
+  // The write transaction on `connection` committed or rolled back. The engine promises: a
+  // handler call that succeeded in a transaction that rolled back did not happen (its writes
+  // went with it; the event is called again, as the same attempt); one that failed stands (the
+  // engine records its outcome when the step runs again, without a second call).
+  void delivery_transaction_ended(const void* connection, bool committed);
   // The outcome the next call of (consumer, n) will get, without applying it.
   Scripted peek_outcome(const std::string& consumer, long long n) const;
 
@@ -140,6 +147,13 @@ class ReferenceModel {
   std::int64_t last_seq_ = 0;
   std::int64_t seq_at_begin_ = 0;
   std::vector<long long> tentative_;
+  // Successes of in-transaction calls not yet committed, per connection: the pair as it was.
+  struct Undo {
+    long long n;
+    std::string consumer;
+    Pair before;
+  };
+  std::map<const void*, std::vector<Undo>> uncommitted_;
   std::map<std::string, Totals> totals_;
 };
 

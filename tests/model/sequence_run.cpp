@@ -94,8 +94,14 @@ class Sequence final : public CallSink {
     return outcome;
   }
 
-  Scripted on_call(const std::string& consumer, const Event& event, int attempt) override {
-    return calls(consumer, {event}, attempt, false).front();
+  Scripted on_call(const std::string& consumer, const Event& event, int attempt,
+                   const void* connection) override {
+    return calls(consumer, {event}, attempt, false, connection).front();
+  }
+
+  void on_transaction_end(const void* connection, bool committed) override {
+    std::lock_guard lock(mutex_);
+    model_.delivery_transaction_ended(connection, committed);
   }
 
   std::vector<Scripted> on_batch(const std::string& consumer,
@@ -110,7 +116,7 @@ class Sequence final : public CallSink {
   }
 
   std::vector<Scripted> calls(const std::string& consumer, const std::vector<Event>& events,
-                              int attempt, bool batch) {
+                              int attempt, bool batch, const void* connection = nullptr) {
     std::lock_guard lock(mutex_);
     std::vector<long long> ns;
     for (const Event& event : events) ns.push_back(event_number(event));
@@ -135,7 +141,7 @@ class Sequence final : public CallSink {
       in_flight_note_ = " (replayed " + std::to_string(replayed) + " in flight)";
     }
     std::vector<Scripted> outcomes =
-        model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_);
+        model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_, connection);
     if (backfill_now && !outcomes.front().whole_batch) {
       in_flight_backfill_.reset();
       // On a connection of its own: the worker's is in use, and never shared.

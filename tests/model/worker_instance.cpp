@@ -1,8 +1,13 @@
 #include "worker_instance.hpp"
 
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
@@ -45,6 +50,41 @@ Outcome outcome_of(const Scripted& scripted) {
       return Outcome::snooze(scripted.snooze);
   }
   return Outcome::done();
+}
+
+// What a connection's commit and rollback hooks report to.
+struct TransactionWatch {
+  CallSink* sink;
+  const void* connection;
+};
+
+int on_commit(void* watch) {
+  auto* w = static_cast<TransactionWatch*>(watch);
+  w->sink->on_transaction_end(w->connection, true);
+  return 0;
+}
+
+void on_rollback(void* watch) {
+  auto* w = static_cast<TransactionWatch*>(watch);
+  w->sink->on_transaction_end(w->connection, false);
+}
+
+// Has the end of the delivery transaction `db` runs reported to `sink`. Installed at every call,
+// as the connection (a Worker's own) is known only there; one watch per connection, kept for the
+// sequence's life (a connection opened later at the same address reuses it).
+void watch_transaction(SQLite::Database& db, CallSink& sink) {
+  static std::mutex mutex;
+  static std::map<std::pair<CallSink*, sqlite3*>, std::unique_ptr<TransactionWatch>> watches;
+  sqlite3* handle = db.getHandle();
+  TransactionWatch* watch = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    auto& slot = watches[{&sink, handle}];
+    if (!slot) slot = std::make_unique<TransactionWatch>(TransactionWatch{&sink, handle});
+    watch = slot.get();
+  }
+  sqlite3_commit_hook(handle, &on_commit, watch);
+  sqlite3_rollback_hook(handle, &on_rollback, watch);
 }
 
 }  // namespace
@@ -91,19 +131,23 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
         worker.subscribe(
             name, topic,
             [&sink, name](const Event& event, Context& ctx) {
-              act(sink.on_call(name, event, ctx.attempt()), ctx);
+              act(sink.on_call(name, event, ctx.attempt(), nullptr), ctx);
             },
             consumer_options);
       } else {
         worker.subscribe(
             name, topic,
             [&sink, name](const Event& event, Context& ctx) {
-              const Scripted scripted = sink.on_call(name, event, ctx.attempt());
-              SQLite::Statement insert(ctx.db(),
-                                       "INSERT INTO model_applied (consumer, n) VALUES (?, ?)");
-              insert.bind(1, name);
-              insert.bind(2, static_cast<int64_t>(event_number(event)));
-              insert.exec();
+              watch_transaction(ctx.db(), sink);
+              const Scripted scripted =
+                  sink.on_call(name, event, ctx.attempt(), ctx.db().getHandle());
+              if (scripted.writes) {
+                SQLite::Statement insert(ctx.db(),
+                                         "INSERT INTO model_applied (consumer, n) VALUES (?, ?)");
+                insert.bind(1, name);
+                insert.bind(2, static_cast<int64_t>(event_number(event)));
+                insert.exec();
+              }
               act(scripted, ctx);
             },
             consumer_options);

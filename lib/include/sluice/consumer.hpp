@@ -82,7 +82,11 @@ class Context {
 
 // Returns normally: delivered, unless it called snooze, retry or dead_letter on its Context (the
 // last such call decides). Throws PermanentError: dead-lettered at once. Throws anything else:
-// retried by the consumer's policy.
+// retried by the consumer's policy. An in-transaction handler's call counts only if its
+// transaction commits: when it rolls back (the process died, the storage failed, or a later
+// handler of the batch failed after writing), a call that had succeeded is made again, as the
+// same attempt; a failure is recorded without a second call. Its writes through ctx.db() apply
+// once either way; make effects outside the file idempotent.
 using Handler = std::function<void(const Event&, Context&)>;
 
 // For outside-transaction consumers that handle a batch at once (e.g. a broker publish with
