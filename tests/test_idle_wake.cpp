@@ -17,10 +17,12 @@
 #include "idle_check.hpp"
 #include "sluice/outbox.hpp"
 #include "support/fixture.hpp"
+#include "support/statement_counter.hpp"
 #include "wake_order.hpp"
 
 using namespace sluice;
 using sluice::test::Fixture;
+using sluice::test::StatementCounter;
 using std::chrono::hours;
 using std::chrono::seconds;
 
@@ -269,6 +271,9 @@ TEST_CASE("a woken worker delivers the event of one of 100 consumers before it s
   REQUIRE(delivered.wait_for(1));
   // Its claim is the one write transaction before the handler's.
   CHECK(commits_before_handler.load() - idle_commits == 1);
+  // Then the other 99 move their cursors past it in one write, not one each.
+  REQUIRE(log.wait_for(kIdleCheck, 2));
+  CHECK(commits.load() - idle_commits == 3);
 }
 
 TEST_CASE("the wake order names the consumers with an event of their topics past their cursor") {
@@ -294,6 +299,29 @@ TEST_CASE("the wake order names the consumers with an event of their topics past
   // A consumer far behind the newest event counts as having news without a look at each event.
   for (int i = 0; i < 600; ++i) f.publish("elsewhere");
   CHECK(order.first() == ids);
+  // The others' cursors move past the events of no topic of theirs; a consumer with an event of
+  // its topics keeps its cursor, for its own step to claim the event.
+  worker.run_until_idle();
+  const auto cursor = [&](std::int64_t id) {
+    SQLite::Statement read(f.db, "SELECT cursor FROM sluice_consumers WHERE id = ?");
+    read.bind(1, static_cast<int64_t>(id));
+    REQUIRE(read.executeStep());
+    return read.getColumn(0).getInt64();
+  };
+  const std::int64_t a_before = cursor(ids[0]);
+  f.publish("elsewhere");
+  const std::int64_t newest = f.publish("elsewhere").seq;
+  f.publish("ta");
+  const std::int64_t last = f.publish("elsewhere").seq;
+  CHECK(newest > a_before);
+  order.skip_past_others({ids[0], ids[1], ids[2]});
+  CHECK(cursor(ids[0]) == a_before);
+  CHECK(cursor(ids[1]) == last);
+  CHECK(cursor(ids[2]) == last);
+  // With nobody behind, no write transaction at all.
+  const StatementCounter begins(f.db, "BEGIN");
+  order.skip_past_others({ids[1], ids[2]});
+  CHECK(begins.count() == 0);
 }
 
 TEST_CASE("a commit the kernel does not report is delivered by the watched worker's safety net") {

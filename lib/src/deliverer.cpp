@@ -250,6 +250,13 @@ void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
   tx.commit();
 }
 
+bool Deliverer::may_step(ConsumerSpec& spec) {
+  const TimePoint now = clock_->now();
+  // The clock set back (or a worker new to the file): step() re-anchors retries, a write.
+  if (now < spec.latest_now || spec.latest_now == TimePoint::min()) return true;
+  return has_work(spec, now);
+}
+
 bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
   // Every statement is rewound after its step: one left stepping keeps its read snapshot, and
   // BEGIN IMMEDIATE on a stale snapshot fails with SQLITE_BUSY at once instead of waiting.

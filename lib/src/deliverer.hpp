@@ -100,6 +100,11 @@ class Deliverer {
   // the claim in hand is retried by the next step without spending attempts.
   StepResult step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
 
+  // Whether step() for `spec` with no claim in hand may do anything: false only when it would
+  // return at once. Reads only, so a caller may ask for many consumers in one read transaction
+  // (a statement outside one opens and ends one of its own, half its cost when there is no work).
+  bool may_step(ConsumerSpec& spec);
+
   // Gives back the unfinished part of a claim: pending again, no attempt spent.
   void release(ConsumerSpec& spec, std::optional<Claim>& in_hand);
 

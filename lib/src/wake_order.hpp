@@ -26,8 +26,16 @@ class WakeOrder {
   // have work too), in the order given to the constructor.
   std::vector<std::int64_t> first();
 
+  // Moves the cursor of each consumer of `ids` that has no event of its topics past it to the
+  // newest event, in one write transaction, taken only if one is behind. Called for the
+  // consumers first() left out: each one's own step would otherwise take a write to do it.
+  void skip_past_others(const std::vector<std::int64_t>& ids);
+
  private:
+  SQLite::Database& db_;
   SQLite::Statement query_;
+  SQLite::Statement any_behind_;
+  SQLite::Statement skip_;
   const std::string consumer_ids_;  // a JSON array
 };
 

@@ -17,6 +17,7 @@
 #include "lease_keeper.hpp"
 #include "lock_sharing.hpp"
 #include "log_to.hpp"
+#include "read_transaction.hpp"
 #include "saturating_time.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
@@ -130,9 +131,12 @@ struct Worker::Impl {
 
   // One step for every consumer; those with the ids `first` (WakeOrder) go first, and deliver
   // what they claim in the same round. Returns whether anything moved.
-  bool round(bool stopping, DrainResult& totals, const std::vector<std::int64_t>& first = {}) {
+  bool round(bool stopping, DrainResult& totals,
+             const std::optional<std::vector<std::int64_t>>& woken = std::nullopt) {
     bool progressed = false;
-    std::vector<bool> stepped(first.empty() ? 0 : consumers.size());
+    static const std::vector<std::int64_t> kNone;
+    const std::vector<std::int64_t>& first = woken ? *woken : kNone;
+    std::vector<bool> stepped(woken ? consumers.size() : 0);
     for (const std::int64_t id : first) {
       const auto found = std::find_if(consumers.begin(), consumers.end(),
                                       [&](const Consumer& c) { return c.spec.id == id; });
@@ -144,8 +148,31 @@ struct Worker::Impl {
         if (found->in_hand) step(*found, stopping, totals);
       }
     }
+    if (woken) {
+      // The others have no new event of their topics: their cursors move past the new events in
+      // one write, where each one's step would take a write of its own (with 100 consumers, the
+      // next event waited behind 99 commits).
+      std::vector<std::int64_t> others;
+      for (std::size_t i = 0; i < consumers.size(); ++i) {
+        if (!stepped[i] && !consumers[i].in_hand) others.push_back(consumers[i].spec.id);
+      }
+      if (!others.empty()) guarded("deliver", [&] { wake_order->skip_past_others(others); });
+    }
+    // Which of the rest may have anything to do, asked in one read transaction: with 100
+    // consumers and nothing for most, each one's own reads cost a read transaction apiece, and a
+    // woken worker's next wake waited for them.
+    std::vector<bool> may_step(consumers.size(), true);
+    if (consumers.size() > 1 && !stopping) {
+      guarded("deliver", [&] {
+        ReadTransaction read(*db);
+        for (std::size_t i = 0; i < consumers.size(); ++i) {
+          if ((stepped.empty() || !stepped[i]) && !consumers[i].in_hand)
+            may_step[i] = deliverer->may_step(consumers[i].spec);
+        }
+      });
+    }
     for (std::size_t i = 0; i < consumers.size(); ++i) {
-      if (!stepped.empty() && stepped[i]) continue;
+      if ((!stepped.empty() && stepped[i]) || !may_step[i]) continue;
       progressed = step(consumers[i], stopping, totals) || progressed;
     }
     if (lease_keeper) lease_keeper->hold(holds_claims());
@@ -168,9 +195,9 @@ struct Worker::Impl {
     return stepped.progressed;
   }
 
-  // After a wake: the consumers to step first, none for a single consumer.
-  std::vector<std::int64_t> woken_first() {
-    if (consumers.size() < 2) return {};
+  // After a wake: the consumers to step first; none (not a wake's round) for a single consumer.
+  std::optional<std::vector<std::int64_t>> woken_first() {
+    if (consumers.size() < 2) return std::nullopt;
     return guarded("deliver", [&] {
       if (!wake_order) {
         std::vector<std::int64_t> ids;
@@ -299,8 +326,7 @@ struct Worker::Impl {
       try {
         const long long version_before = data_version->read();
         const TimePoint looked_at = clock->now();
-        const bool progressed =
-            round(false, ignored, woken ? woken_first() : std::vector<std::int64_t>());
+        const bool progressed = round(false, ignored, woken ? woken_first() : std::nullopt);
         woken = false;
         if (progressed) {
           storage_backoff = kFirstStorageBackoff;

@@ -14,7 +14,10 @@ WriteCounter::~WriteCounter() { sqlite3_trace_v2(db_.getHandle(), 0, nullptr, nu
 int WriteCounter::on_statement(unsigned type, void* self, void* /*statement*/, void* sql) {
   // The unexpanded text of a statement; a trigger's sub-statements start with "--".
   const char* text = static_cast<const char*>(sql);
-  if (type == SQLITE_TRACE_STMT && text != nullptr && strncasecmp(text, "BEGIN", 5) == 0)
+  // A plain BEGIN is a read transaction (a round's look at its consumers), not counted.
+  if (type == SQLITE_TRACE_STMT && text != nullptr &&
+      (strncasecmp(text, "BEGIN IMMEDIATE", 15) == 0 ||
+       strncasecmp(text, "BEGIN EXCLUSIVE", 15) == 0))
     ++static_cast<WriteCounter*>(self)->begins_;
   return 0;
 }

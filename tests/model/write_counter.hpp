@@ -1,5 +1,5 @@
 // Counts the write transactions a connection begins, through sqlite3_trace_v2: every sluice write
-// transaction starts with a BEGIN statement on the connection.
+// transaction starts with a BEGIN IMMEDIATE statement on the connection.
 #pragma once
 
 #include <SQLiteCpp/Database.h>
