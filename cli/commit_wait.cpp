@@ -31,13 +31,17 @@ long long CommitWait::read_version() {
 bool CommitWait::wait_for(InterruptWatch& interrupt, std::chrono::milliseconds timeout) {
   using std::chrono::milliseconds;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  milliseconds slice = poll_interval_;
+  // As a started worker: while the kernel watches the file, data_version is only the safety net.
+  auto longest = [&] {
+    return watch_.available() ? poll_interval_ * FileWatch::kSafetyNetPolls : poll_interval_;
+  };
+  milliseconds slice = longest();
   while (!interrupt.interrupted()) {
     const auto left = std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     bool woken = false;
     if (watch_.available()) {
-      woken = watch_.wait(std::min(left, slice));
+      woken = watch_.wait(std::min(left, slice), interrupt.readable_when_interrupted());
     } else if (interrupt.wait_for(std::min(left, slice))) {
       return false;
     }
@@ -47,7 +51,7 @@ bool CommitWait::wait_for(InterruptWatch& interrupt, std::chrono::milliseconds t
       return true;
     }
     // An event can come before its commit is visible: look again after 1, 2, 4 ... ms.
-    slice = woken ? milliseconds(1) : std::min(slice * 2, poll_interval_);
+    slice = woken ? milliseconds(1) : std::min(slice * 2, longest());
   }
   return false;
 }

@@ -15,7 +15,8 @@ namespace sluice::cli {
 // Not thread-safe: used by the thread that uses `db`, which must outlive it.
 class CommitWait {
  public:
-  // Watches the file `db` is connected to; without a file watch, polls every `poll_interval`.
+  // Watches the file `db` is connected to, reading data_version at least every
+  // FileWatch::kSafetyNetPolls poll intervals; without a file watch, polls every `poll_interval`.
   CommitWait(SQLite::Database& db, std::chrono::milliseconds poll_interval);
 
   // Waits until a commit by another connection since the last call (or construction) is

@@ -53,4 +53,6 @@ bool InterruptWatch::wait_for(std::chrono::milliseconds timeout) {
 
 bool InterruptWatch::interrupted() const { return g_interrupted != 0; }
 
+int InterruptWatch::readable_when_interrupted() const { return g_pipe[0]; }
+
 }  // namespace sluice::cli

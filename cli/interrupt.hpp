@@ -17,6 +17,9 @@ class InterruptWatch {
   // Waits until a signal arrives or `timeout` passes. Returns true once a signal has arrived.
   bool wait_for(std::chrono::milliseconds timeout);
   bool interrupted() const;
+  // A descriptor readable once a signal has arrived (not to be read), for waits on other
+  // descriptors that a signal just before them would not end.
+  int readable_when_interrupted() const;
 };
 
 }  // namespace sluice::cli

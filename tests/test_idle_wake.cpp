@@ -6,13 +6,18 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <vector>
 
+#include "file_watch.hpp"
 #include "idle_check.hpp"
+#include "sluice/outbox.hpp"
 #include "support/fixture.hpp"
+#include "wake_order.hpp"
 
 using namespace sluice;
 using sluice::test::Fixture;
@@ -118,10 +123,11 @@ class Deliveries {
   int count_ = 0;
 };
 
-// Options whose idle worker ends a sleep every 10 poll intervals of 5 ms.
+// Options whose idle worker ends a sleep every FileWatch::kSafetyNetPolls poll intervals of 1 ms
+// (while the kernel watches the file, as in these tests' temporary directories).
 Options quick_idle(const Fixture& f) {
   Options options = f.options;
-  options.poll_interval = std::chrono::milliseconds(5);
+  options.poll_interval = std::chrono::milliseconds(1);
   return options;
 }
 
@@ -173,7 +179,7 @@ TEST_CASE("an idle worker's sleeps end in a data_version read, not a look at its
   REQUIRE(log.wait_for(kIdleCheck, 1));
   const long long others_before = log.count_other_than(kDataVersion);
   const long long reads_before = log.count(kDataVersion);
-  // Five more sleeps of 50 ms each.
+  // Five more sleeps.
   REQUIRE(log.wait_for(kDataVersion, reads_before + 5));
   CHECK(log.count_other_than(kDataVersion) == others_before);
 
@@ -229,4 +235,100 @@ TEST_CASE("the idle check finds due rows and claims through their indexes") {
   };
   CHECK(searched("sluice_deliveries_due"));
   CHECK(searched("sluice_claims_consumer"));
+}
+
+TEST_CASE("a woken worker delivers the event of one of 100 consumers before it steps the others") {
+  // Each consumer of a topic of its own. Every step of a consumer whose cursor is behind the
+  // newest event takes the write lock, whatever the event's topic: without the wake order the
+  // event of the last consumer waited for 99 write transactions of the others.
+  Fixture f(true);
+  Worker worker(f.dir.file("app.db"), quick_idle(f));
+  std::atomic<long long> commits{0};
+  sqlite3_commit_hook(
+      worker.db().getHandle(),
+      [](void* count) {
+        ++*static_cast<std::atomic<long long>*>(count);
+        return 0;
+      },
+      &commits);
+  Deliveries delivered;
+  std::atomic<long long> commits_before_handler{-1};
+  for (int i = 0; i < 100; ++i) {
+    worker.subscribe("c" + std::to_string(i), "t" + std::to_string(i), [&](const Event&, Context&) {
+      commits_before_handler = commits.load();
+      delivered.add();
+    });
+  }
+  worker.run_until_idle();
+  StatementLog log(worker.db());
+  StopOnExit stop_on_exit{worker};
+  worker.start();
+  REQUIRE(log.wait_for(kIdleCheck, 1));
+  const long long idle_commits = commits.load();
+  f.publish("t99");
+  REQUIRE(delivered.wait_for(1));
+  // Its claim is the one write transaction before the handler's.
+  CHECK(commits_before_handler.load() - idle_commits == 1);
+}
+
+TEST_CASE("the wake order names the consumers with an event of their topics past their cursor") {
+  Fixture f(true);
+  Worker worker(f.dir.file("app.db"), f.options);
+  const auto ignore = [](const Event&, Context&) {};
+  worker.subscribe("a", "ta", ignore);
+  worker.subscribe("b", "tb", ignore);
+  worker.subscribe("c", "tc", ignore);
+  worker.run_until_idle();
+  std::vector<std::int64_t> ids;
+  SQLite::Statement consumers(f.db, "SELECT id FROM sluice_consumers ORDER BY name");
+  while (consumers.executeStep()) ids.push_back(consumers.getColumn(0).getInt64());
+  REQUIRE(ids.size() == 3);
+  WakeOrder order(f.db, ids);
+  CHECK(order.first().empty());
+  f.publish("tc");
+  f.publish("ta");
+  f.publish("elsewhere");
+  CHECK(order.first() == std::vector<std::int64_t>{ids[0], ids[2]});
+  worker.run_until_idle();
+  CHECK(order.first().empty());
+  // A consumer far behind the newest event counts as having news without a look at each event.
+  for (int i = 0; i < 600; ++i) f.publish("elsewhere");
+  CHECK(order.first() == ids);
+}
+
+TEST_CASE("a commit the kernel does not report is delivered by the watched worker's safety net") {
+  // Written through hard links in another directory: the watched directory sees no event, and a
+  // connection by another path raises no commit signal of the worker's. A poll interval of 2 ms
+  // puts the safety net (FileWatch::kSafetyNetPolls of them) at 100 ms; without it the event
+  // would wait for the next commit, which never comes.
+  Fixture f(true);
+  const std::string path = f.dir.file("app.db");
+  Options options = f.options;
+  options.poll_interval = std::chrono::milliseconds(2);
+  Deliveries delivered;
+  Worker worker(path, options);
+  worker.subscribe("c", "t", [&](const Event&, Context&) { delivered.add(); });
+  worker.run_until_idle();
+  // The two open connections keep the WAL and its index, so the links stay the same files.
+  const std::filesystem::path elsewhere = f.dir.path() / "elsewhere";
+  std::filesystem::create_directory(elsewhere);
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::create_hard_link(path + suffix, elsewhere / ("app.db" + suffix));
+  }
+  StatementLog log(worker.db());
+  StopOnExit stop_on_exit{worker};
+  worker.start();
+  REQUIRE(log.wait_for(kIdleCheck, 1));
+  // Past the look after the worker's own commits (kPublishPatience: about nine reads), into the
+  // sleeps only the safety net ends.
+  REQUIRE(log.wait_for(kDataVersion, log.count(kDataVersion) + 10));
+  FileWatch watch(path);
+  REQUIRE(watch.available());
+  SQLite::Database other = open_database((elsewhere / "app.db").string(), f.options);
+  NewEvent event;
+  event.topic = "t";
+  event.payload = "{}";
+  Outbox(other, f.options).enqueue_now(event);
+  CHECK_FALSE(watch.wait(std::chrono::steady_clock::duration::zero()));  // the kernel said nothing
+  CHECK(delivered.wait_for(1));
 }

@@ -275,10 +275,29 @@ class Deliverer {
   // Upserts the (event, consumer) row; a failure (`failed_at` set) is added to its history.
   // `scheduled_at` is when a backoff started, `suspect` the size of the crash suspects' group it
   // is claimed in, 0 if none (see schema.cpp).
+  // While defer_rows_, the row is kept for write_deferred_rows instead.
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
                       TimePoint next_attempt_at, int suspect, const char* reason,
                       const std::string& error, std::optional<TimePoint> failed_at,
                       TimePoint scheduled_at);
+  // What write_delivery binds, kept while the step runs. `key` points into the claim's item.
+  struct DeliveryRow {
+    std::int64_t consumer_id = 0;
+    std::int64_t seq = 0;
+    const char* state = nullptr;
+    const std::string* key = nullptr;
+    int attempts = 0;
+    std::int64_t next_attempt_at = 0;
+    int suspect = 0;
+    const char* reason = nullptr;
+    std::string error;
+    std::optional<std::int64_t> failed_at;
+    std::string history;  // the failure's log entry, when failed_at
+    std::int64_t scheduled_at = 0;
+  };
+  static void bind_delivery_row(SQLite::Statement& s, int base, const DeliveryRow& row);
+  // Writes the rows kept since defer_rows_ was set, many to a statement, and stops keeping them.
+  void write_deferred_rows();
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
            int attempt, const std::string& error, TimePoint now);
   void drop_claim(std::int64_t claim_id);
@@ -296,7 +315,11 @@ class Deliverer {
   // Where a batch handler runs while the batch before commits.
   HandlerThread handler_thread_;
   std::vector<ClaimedItem> spare_items_;  // empty, kept for its capacity
-  std::string history_entry_;             // write_delivery's buffer
+  // Delivery rows an in-transaction step records, written when it commits (write_deferred_rows).
+  bool defer_rows_ = false;
+  std::vector<DeliveryRow> deferred_rows_;  // the first deferred_count_; the rest kept for reuse
+  std::size_t deferred_count_ = 0;
+  DeliveryRow single_row_;  // write_delivery's row when not deferred, kept for its buffers
   // The IDs of an outside step's delivered fresh items; kept for its capacity.
   std::vector<const std::string*> fresh_done_;
   // What this write transaction has to write to the consumer's row (write_consumer_row).
@@ -333,6 +356,7 @@ class Deliverer {
   SQLite::Statement any_key_held_;
   SQLite::Statement key_blocked_;
   SQLite::Statement write_delivery_;
+  SQLite::Statement write_deliveries_;  // kDeliveryRowsPerInsert rows
   SQLite::Statement settle_delivery_;
   SQLite::Statement delete_delivery_;
   SQLite::Statement insert_inbox_;

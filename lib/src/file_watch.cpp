@@ -80,7 +80,7 @@ bool FileWatch::read_events() {
   }
 }
 
-bool FileWatch::wait(std::chrono::steady_clock::duration timeout) {
+bool FileWatch::wait(std::chrono::steady_clock::duration timeout, int also_readable) {
   if (!available()) return false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
@@ -88,9 +88,13 @@ bool FileWatch::wait(std::chrono::steady_clock::duration timeout) {
         0, std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
                .count());
     // Polled before anything is read: an idle worker's wait that times out costs this one call.
-    pollfd fds[2] = {{inotify_, POLLIN, 0}, {interrupt_, POLLIN, 0}};
-    const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left, INT_MAX)));
+    // poll() skips a negative descriptor.
+    pollfd fds[3] = {{inotify_, POLLIN, 0}, {interrupt_, POLLIN, 0}, {also_readable, POLLIN, 0}};
+    const int ready =
+        poll(fds, also_readable < 0 ? 2 : 3, static_cast<int>(std::min<long long>(left, INT_MAX)));
     if (ready < 0) return false;  // a signal (the CLI's Ctrl-C) ends the wait too
+    // A signal that came just before poll() leaves its byte in the self-pipe.
+    if (also_readable >= 0 && (fds[2].revents & POLLIN) != 0) return false;
     if ((fds[0].revents & POLLIN) != 0) {
       if (read_events()) return true;
       if (!available()) return false;
@@ -115,7 +119,7 @@ void FileWatch::interrupt() {
 FileWatch::FileWatch(const std::string&) {}
 FileWatch::~FileWatch() = default;
 bool FileWatch::read_events() { return false; }
-bool FileWatch::wait(std::chrono::steady_clock::duration) { return false; }
+bool FileWatch::wait(std::chrono::steady_clock::duration, int) { return false; }
 void FileWatch::interrupt() {}
 
 #endif

@@ -24,16 +24,24 @@ class FileWatch {
  public:
   explicit FileWatch(const std::string& database_path);
   ~FileWatch();
+  // While a watch is available, a reader it wakes still reads PRAGMA data_version (and a worker
+  // its clock) at least every this many poll intervals (5 s by default): the slow safety net for
+  // a change the kernel did not report, e.g. one written through a hard link in another
+  // directory or published after the reader stopped looking. Without a watch the reader polls
+  // every poll interval. Each check is a wake: the fewer, the less an idle reader costs.
+  static constexpr int kSafetyNetPolls = 50;
+
   FileWatch(const FileWatch&) = delete;
   FileWatch& operator=(const FileWatch&) = delete;
 
   // Whether changes are reported. Becomes false if the directory itself goes away or is moved.
   bool available() const { return watch_ >= 0; }
 
-  // Waits until the file may have changed (true), or `timeout` passes, interrupt() is called or
-  // a signal arrives (false). Consumes every event queued so far. Returns false at once if not
-  // available().
-  bool wait(std::chrono::steady_clock::duration timeout);
+  // Waits until the file may have changed (true), or `timeout` passes, interrupt() is called, a
+  // signal arrives or `also_readable` (a descriptor, if not -1, e.g. a signal handler's
+  // self-pipe, left unread) is readable (false). Consumes every event queued so far. Returns
+  // false at once if not available().
+  bool wait(std::chrono::steady_clock::duration timeout, int also_readable = -1);
 
   // Ends the current or next wait() early. Thread-safe.
   void interrupt();

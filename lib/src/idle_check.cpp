@@ -1,22 +1,10 @@
 #include "idle_check.hpp"
 
+#include "json_string.hpp"
 #include "rewind.hpp"
 #include "time_format.hpp"
 
 namespace sluice {
-namespace {
-
-std::string json_array(const std::vector<std::int64_t>& ids) {
-  std::string array(1, '[');
-  for (const std::int64_t id : ids) {
-    if (array.size() > 1) array += ',';
-    array += std::to_string(id);
-  }
-  array += ']';
-  return array;
-}
-
-}  // namespace
 
 IdleCheck::IdleCheck(SQLite::Database& db, std::string owner,
                      const std::vector<std::int64_t>& consumer_ids)
@@ -30,7 +18,7 @@ IdleCheck::IdleCheck(SQLite::Database& db, std::string owner,
              "json_each(?1) j CROSS JOIN sluice_claims c WHERE c.consumer_id = j.value AND "
              "c.owner <> ?3)"),
       owner_(std::move(owner)),
-      consumer_ids_(json_array(consumer_ids)) {}
+      consumer_ids_(json_id_array(consumer_ids)) {}
 
 IdleCheck::Finding IdleCheck::after(TimePoint looked_at) {
   // Every statement is rewound after its step: one left stepping keeps its read snapshot.

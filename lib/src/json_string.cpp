@@ -21,4 +21,14 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
+std::string json_id_array(const std::vector<std::int64_t>& ids) {
+  std::string array(1, '[');
+  for (const std::int64_t id : ids) {
+    if (array.size() > 1) array += ',';
+    array += std::to_string(id);
+  }
+  array += ']';
+  return array;
+}
+
 }  // namespace sluice

@@ -21,6 +21,7 @@
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "wake_order.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -33,10 +34,12 @@ constexpr Duration kMaxStorageBackoff = std::chrono::seconds(1);
 
 // An idle worker sleeps until a commit (the file watch, the commit signal, PRAGMA data_version),
 // stop(), or the earliest due retry or delay (IdleCheck), but at most this many poll intervals at
-// a stretch, after which it reads data_version (a wake the file watch missed) and the clock (one
-// stepped past a due time). It looks at its consumers again, about ten statements each, only if
-// one of those says so, or, while another worker holds a claim of its consumers, after each
-// such stretch (a worker that died holding a claim announces nothing).
+// a stretch (FileWatch::kSafetyNetPolls while the kernel watches the file: each stretch's end is a
+// wake, the largest part of an idle worker's CPU), after which it reads data_version (a wake the
+// file watch missed) and the clock (one stepped past a due time). It looks at its consumers
+// again, about ten statements each, only if one of those says so, or, while another worker holds
+// a claim of its consumers, after a stretch of this many poll intervals, watched or not (a worker
+// that died holding a claim announces nothing, and its claim's takeover is bounded by it).
 constexpr int kIdleChecksEvery = 10;
 
 // A file-watch event may arrive before the commit that caused it is visible (the WAL is written
@@ -125,25 +128,57 @@ struct Worker::Impl {
     return added;
   }
 
-  // One step for every consumer. Returns whether anything moved.
-  bool round(bool stopping, DrainResult& totals) {
+  // One step for every consumer; those with the ids `first` (WakeOrder) go first, and deliver
+  // what they claim in the same round. Returns whether anything moved.
+  bool round(bool stopping, DrainResult& totals, const std::vector<std::int64_t>& first = {}) {
     bool progressed = false;
-    for (Consumer& consumer : consumers) {
-      const auto began = std::chrono::steady_clock::now();
-      // Every statement of the round, the lock-sharing gap's data_version read included, raises
-      // sluice::DatabaseError on a storage fault, never SQLite's own exception.
-      const StepResult step = guarded("deliver", [&] {
-        StepResult stepped = deliverer->step(consumer.spec, consumer.in_hand, stopping);
-        lock_sharing->after_step(began, stepped.held_write_lock);
-        return stepped;
-      });
-      progressed = progressed || step.progressed;
-      totals.delivered += step.delivered;
-      totals.retried += step.retried + step.snoozed;
-      totals.dead_lettered += step.dead_lettered;
+    std::vector<bool> stepped(first.empty() ? 0 : consumers.size());
+    for (const std::int64_t id : first) {
+      const auto found = std::find_if(consumers.begin(), consumers.end(),
+                                      [&](const Consumer& c) { return c.spec.id == id; });
+      if (found == consumers.end()) continue;
+      stepped[found - consumers.begin()] = true;
+      // A claim taken is delivered at the consumer's next step: that, too, before the others.
+      if (step(*found, stopping, totals)) {
+        progressed = true;
+        if (found->in_hand) step(*found, stopping, totals);
+      }
+    }
+    for (std::size_t i = 0; i < consumers.size(); ++i) {
+      if (!stepped.empty() && stepped[i]) continue;
+      progressed = step(consumers[i], stopping, totals) || progressed;
     }
     if (lease_keeper) lease_keeper->hold(holds_claims());
     return progressed;
+  }
+
+  // One step of `consumer`. Returns whether anything moved.
+  bool step(Consumer& consumer, bool stopping, DrainResult& totals) {
+    const auto began = std::chrono::steady_clock::now();
+    // Every statement of the round, the lock-sharing gap's data_version read included, raises
+    // sluice::DatabaseError on a storage fault, never SQLite's own exception.
+    const StepResult stepped = guarded("deliver", [&] {
+      StepResult result = deliverer->step(consumer.spec, consumer.in_hand, stopping);
+      lock_sharing->after_step(began, result.held_write_lock);
+      return result;
+    });
+    totals.delivered += stepped.delivered;
+    totals.retried += stepped.retried + stepped.snoozed;
+    totals.dead_lettered += stepped.dead_lettered;
+    return stepped.progressed;
+  }
+
+  // After a wake: the consumers to step first, none for a single consumer.
+  std::vector<std::int64_t> woken_first() {
+    if (consumers.size() < 2) return {};
+    return guarded("deliver", [&] {
+      if (!wake_order) {
+        std::vector<std::int64_t> ids;
+        for (const Consumer& consumer : consumers) ids.push_back(consumer.spec.id);
+        wake_order.emplace(*db, ids);
+      }
+      return wake_order->first();
+    });
   }
 
   bool holds_claims() const {
@@ -201,10 +236,13 @@ struct Worker::Impl {
   bool slept_until_commit(std::uint64_t seen_generation, long long version_before,
                           Duration timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const bool watched = watching();
     while (!stop_requested.load() && std::chrono::steady_clock::now() < deadline) {
       const auto left = deadline - std::chrono::steady_clock::now();
       if (watching()) {
         if (woken_by_file(seen_generation, version_before, left)) return true;
+      } else if (watched) {
+        return false;  // the watch is gone: the caller's next stretch is the shorter, unwatched one
       } else if (woken_by_poll(seen_generation, version_before, left)) {
         return true;
       }
@@ -228,10 +266,17 @@ struct Worker::Impl {
       // The clock, not the sleep, tells when a retry is due: it may have stepped meanwhile.
       const TimePoint now = clock->now();
       if (now < looked_at || (found.next_due && *found.next_due <= now)) return;
-      // Once per sleep of up to kIdleChecksEvery poll intervals, as another worker's claim may
-      // have been abandoned meanwhile.
+      // Once per sleep, of up to kIdleChecksEvery poll intervals here, as another worker's claim
+      // may have been abandoned meanwhile.
       if (slept && found.others_claim) return;
-      Duration timeout = options.poll_interval * kIdleChecksEvery;
+      // Capped so that the deadline on steady_clock (nanoseconds) cannot overflow for the
+      // longest poll_interval allowed.
+      const Duration unwatched =
+          std::min(options.poll_interval * kIdleChecksEvery, Options::kLongestDuration);
+      Duration timeout = watching() ? std::min(options.poll_interval * FileWatch::kSafetyNetPolls,
+                                               Options::kLongestDuration)
+                                    : unwatched;
+      if (found.others_claim) timeout = std::min(timeout, unwatched);
       if (found.next_due) timeout = std::min(timeout, sub_saturating(*found.next_due, now));
       if (slept_until_commit(seen_generation, version_before, timeout)) return;
       slept = true;
@@ -245,18 +290,24 @@ struct Worker::Impl {
   void run() {
     // Consumers may have subscribed since an earlier start().
     idle_check.reset();
+    wake_order.reset();
     Duration storage_backoff = kFirstStorageBackoff;
+    bool woken = false;
     while (!stop_requested.load()) {
       DrainResult ignored;
       const std::uint64_t seen_generation = signal ? signal->generation() : 0;
       try {
         const long long version_before = data_version->read();
         const TimePoint looked_at = clock->now();
-        if (round(false, ignored)) {
+        const bool progressed =
+            round(false, ignored, woken ? woken_first() : std::vector<std::int64_t>());
+        woken = false;
+        if (progressed) {
           storage_backoff = kFirstStorageBackoff;
           continue;
         }
         idle(seen_generation, version_before, looked_at);
+        woken = true;
         storage_backoff = kFirstStorageBackoff;
       } catch (const std::exception& e) {
         log_error("worker step failed; backing off", e);
@@ -297,8 +348,9 @@ struct Worker::Impl {
   std::unique_ptr<FileWatch> file_watch;      // null for an in-memory database
   std::optional<DataVersion> data_version;
   std::optional<LockSharing> lock_sharing;
-  // Made by the worker's thread once it first idles after start().
+  // Made by the worker's thread once it first idles (is first woken) after start().
   std::optional<IdleCheck> idle_check;
+  std::optional<WakeOrder> wake_order;
   CommitSignal* signal = nullptr;
 
   std::mutex lifecycle_mutex;

@@ -31,7 +31,9 @@ struct Options {
   // Largest accepted payload, in bytes of JSON text.
   std::size_t max_payload_bytes = 1 << 20;
   // How often an idle worker checks the file for commits made by other processes
-  // (PRAGMA data_version). Commits in the same process wake it at once.
+  // (PRAGMA data_version) where the kernel cannot wake it (on Linux it can: then it checks every
+  // 50 poll intervals, the safety net for a missed wake). Commits in the same process wake it at
+  // once.
   Duration poll_interval = std::chrono::milliseconds(100);
   // Most events one delivery transaction handles.
   int batch_size = 512;

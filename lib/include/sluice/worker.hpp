@@ -52,7 +52,8 @@ class Worker {
                        ConsumerOptions options = {});
 
   // Starts delivering on a background thread. It wakes at once on a commit made through an
-  // Outbox in this process and polls for other processes' commits every poll_interval.
+  // Outbox in this process and, on Linux, when the kernel reports the file changed; it polls for
+  // other processes' commits every poll_interval where the kernel cannot tell (see README).
   void start();
 
   // Finishes the batch in hand, leaves nothing claimed, and joins the thread. Idempotent.
