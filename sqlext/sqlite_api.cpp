@@ -159,6 +159,8 @@ SLUICE_FORWARD(int, exec,
                (db, sql, f, a, error))
 SLUICE_FORWARD(char*, expanded_sql, (sqlite3_stmt * s), (s))
 SLUICE_FORWARD(int, extended_errcode, (sqlite3 * db), (db))
+SLUICE_FORWARD(int, file_control, (sqlite3 * db, const char* name, int op, void* arg),
+               (db, name, op, arg))
 SLUICE_FORWARD(int, finalize, (sqlite3_stmt * s), (s))
 SLUICE_FORWARD(void, free, (void* p), (p))
 SLUICE_FORWARD(int, get_autocommit, (sqlite3 * db), (db))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstring>
 
 #include "attempt_log.hpp"
 #include "bind_text.hpp"
@@ -175,10 +176,11 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options)
       insert_inbox_many_(db, insert_seen_marks_sql()),
       find_inbox_(db, "SELECT 1 FROM sluice_inbox WHERE consumer_id = ? AND event_id = ?"),
       claim_start_(db,
-                   "SELECT c.cursor, (SELECT coalesce(max(seq), 0) FROM sluice_events), EXISTS "
-                   "(SELECT 1 FROM sluice_deliveries INDEXED BY sluice_deliveries_due WHERE "
-                   "consumer_id = ?1 AND state = 'pending' AND next_attempt_at <= ?2) FROM "
-                   "sluice_consumers c WHERE c.id = ?1"),
+                   "SELECT c.cursor, (SELECT coalesce(max(seq), 0) FROM sluice_events), (SELECT "
+                   "min(next_attempt_at) FROM sluice_deliveries INDEXED BY sluice_deliveries_due "
+                   "WHERE consumer_id = ?1 AND state = 'pending') FROM sluice_consumers c WHERE "
+                   "c.id = ?1"),
+      newest_seq_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events"),
       // A row scheduled after ?2 is due no earlier than it was scheduled, so only the due index's
       // range of rows due after ?2 is read.
       reanchor_needed_(db,
@@ -226,8 +228,10 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   add_counters(result);
   bool moved = false;
   std::optional<Claim> claim = claim_into(spec, now, moved);
+  const Committed after = on_commit(spec);
   write_consumer_row(spec);
   tx.commit();
+  note_committed(after);
   result.held_write_lock = std::chrono::steady_clock::now() - locked;
   SLUICE_CRASH_POINT("after-claim");
   result.progressed = claim.has_value() || moved || result.retried + result.dead_lettered > 0;
@@ -264,9 +268,9 @@ bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
   if (foreign_claims(spec, now, live_ones)) return true;
   // One claim at a time per ordered consumer: while a live worker holds one, it delivers.
   if (spec.options.ordered && live_ones) return false;
-  const ClaimStart at = read_claim_start(spec, now);
-  if (at.newest > at.cursor) return true;
-  if (!at.any_due) return false;
+  const ClaimStart at = read_claim_start(spec);
+  if (*at.newest > at.cursor) return true;
+  if (!at.due_at(now)) return false;
   // The claim's own query: a row held back by its key, or of a topic with no handler here, is
   // not work, however long it waits.
   refresh_topic_filter(spec);
@@ -387,7 +391,10 @@ std::int64_t Deliverer::backfills() {
 }
 
 std::int64_t Deliverer::backfills_in_transaction() {
-  if (!backfills_in_transaction_) backfills_in_transaction_ = backfills();
+  if (!backfills_in_transaction_) {
+    backfills_in_transaction_ =
+        unchanged_since_commit() && committed_->backfills ? *committed_->backfills : backfills();
+  }
   return *backfills_in_transaction_;
 }
 
@@ -399,7 +406,28 @@ void Deliverer::release_after_backfill(ConsumerSpec& spec, Claim& claim) {
 WriteTransaction Deliverer::begin_write() {
   row_change_ = {};
   backfills_in_transaction_.reset();
+  pending_due_in_transaction_ = TimePoint::max();
+  start_in_transaction_.reset();
+  unchanged_in_transaction_.reset();
   return WriteTransaction(db_, begin_, commit_);
+}
+
+std::optional<unsigned int> Deliverer::data_version() {
+  unsigned int version = 0;
+  if (sqlite3_file_control(db_.getHandle(), "main", SQLITE_FCNTL_DATA_VERSION, &version) !=
+      SQLITE_OK) {
+    return std::nullopt;
+  }
+  return version;
+}
+
+bool Deliverer::unchanged_since_commit() {
+  if (!unchanged_in_transaction_) {
+    unchanged_in_transaction_ = committed_ && data_version() == committed_->version;
+    // The version only grows: once it differs, what committed_ says is stale for good.
+    if (!*unchanged_in_transaction_) committed_.reset();
+  }
+  return *unchanged_in_transaction_;
 }
 
 void Deliverer::write_cursor(std::int64_t cursor) { row_change_.cursor = cursor; }
@@ -421,19 +449,60 @@ void Deliverer::write_consumer_row(const ConsumerSpec& spec) {
   row_change_ = {};
 }
 
-Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec, TimePoint now) {
+Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec) {
   rewind(claim_start_);
   claim_start_.bind(1, static_cast<int64_t>(spec.id));
-  claim_start_.bind(2, static_cast<int64_t>(to_millis(now)));
   if (!claim_start_.executeStep()) {
     throw NotFound("sluice: consumer '" + spec.name + "' is no longer in the file");
   }
   ClaimStart start;
   start.cursor = claim_start_.getColumn(0).getInt64();
   start.newest = claim_start_.getColumn(1).getInt64();
-  start.any_due = claim_start_.getColumn(2).getInt() != 0;
+  if (!claim_start_.isColumnNull(2))
+    start.next_due = TimePoint(Duration(claim_start_.getColumn(2).getInt64()));
   rewind(claim_start_);
   return start;
+}
+
+Deliverer::ClaimStart Deliverer::claim_start(const ConsumerSpec& spec, TimePoint now) {
+  // A cursor noted in this transaction is not in the row yet, nor known to committed_.
+  if (!row_change_.cursor && unchanged_since_commit() && committed_->consumer_id == spec.id) {
+    ClaimStart known;
+    known.cursor = committed_->cursor;
+    // Rows this transaction made pending before the claim count too.
+    known.next_due = std::min(committed_->next_due, pending_due_in_transaction_);
+    // Due rows are claimed by the statements, which know which are held back.
+    if (!known.due_at(now)) return known;
+  }
+  return read_claim_start(spec);
+}
+
+std::int64_t Deliverer::newest_seq() {
+  rewind(newest_seq_);
+  newest_seq_.executeStep();
+  const std::int64_t newest = newest_seq_.getColumn(0).getInt64();
+  rewind(newest_seq_);
+  return newest;
+}
+
+Deliverer::Committed Deliverer::on_commit(const ConsumerSpec& spec) const {
+  Committed after;
+  after.backfills = backfills_in_transaction_;
+  if (start_in_transaction_ && start_in_transaction_->first == spec.id) {
+    const ClaimStart& start = start_in_transaction_->second;
+    after.consumer_id = spec.id;
+    after.cursor = row_change_.cursor.value_or(start.cursor);
+    after.next_due = std::min(start.next_due, pending_due_in_transaction_);
+  }
+  return after;
+}
+
+void Deliverer::note_committed(Committed after) {
+  committed_.reset();
+  if (const std::optional<unsigned int> version = data_version()) {
+    after.version = *version;
+    committed_ = after;
+  }
 }
 
 std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bool& moved,
@@ -450,8 +519,9 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
       return std::nullopt;
     }
   }
-  const ClaimStart at = read_claim_start(spec, now);
+  const ClaimStart at = claim_start(spec, now);
   const std::int64_t cursor = at.cursor;
+  start_in_transaction_.emplace(spec.id, at);
 
   Claim claim;
   claim.items = std::move(spare_items_);
@@ -476,7 +546,7 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
 
   // Events whose batch crashed are retried in ever smaller groups, apart from other work, so a
   // poison event cannot take innocent ones down with it again and again.
-  const bool due = at.any_due;
+  const bool due = at.due_at(now);
   if (due) claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
   std::int64_t end = cursor;
   if (claim.items.empty()) {
@@ -510,10 +580,13 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
 }
 
 std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
-                                    std::int64_t newest, int room, Claim& claim) {
-  // Pruning the newest events can leave the cursor past the newest seq.
-  if (newest <= cursor) return cursor;
-  const std::int64_t scan_end = std::min(newest, cursor + kScanWindow);
+                                    std::optional<std::int64_t> newest, int room, Claim& claim) {
+  std::int64_t scan_end = cursor + kScanWindow;
+  if (newest) {
+    // Pruning the newest events can leave the cursor past the newest seq.
+    if (*newest <= cursor) return cursor;
+    scan_end = std::min(*newest, scan_end);
+  }
   // Events not to be handled yet are held back and leave the claim. Whether any row of the
   // consumer holds back a key is asked once; without one, only the keys held back here can block
   // a later event (a query per keyed event cost a relay 3.5k instructions per event).
@@ -541,6 +614,12 @@ std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int6
     while (fresh_events_.executeStep()) claim.items.push_back({read_event(fresh_events_), 1, true});
     rewind(fresh_events_);
     const std::size_t fetched = claim.items.size() - before;
+    if (fetched < static_cast<std::size_t>(want) && !newest) {
+      // Read to the end: the cursor moves past the events of other topics up to the newest one
+      // (never back, should pruning have left it past the newest).
+      newest = newest_seq();
+      scan_end = std::max(read_to, std::min(*newest, scan_end));
+    }
     read_to = fetched == static_cast<std::size_t>(want) ? claim.items.back().event.seq : scan_end;
     std::size_t kept = before;
     for (std::size_t i = before; i < claim.items.size(); ++i) {
@@ -596,7 +675,7 @@ bool Deliverer::key_blocked(const ConsumerSpec& spec, const ClaimedItem& item) {
 void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   const int room = options_.batch_size - static_cast<int>(claim.items.size() - claim.next);
   if (room <= 0) return;
-  const ClaimStart at = read_claim_start(spec, now);
+  const ClaimStart at = read_claim_start(spec);
   const std::int64_t end = claim_fresh(spec, now, at.cursor, at.newest, room, claim);
   if (end != at.cursor) move_claim_end(claim.id, end);
 }
@@ -730,10 +809,12 @@ std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& 
   std::optional<Claim> next;
   bool moved = false;
   if (renew) next = claim_into(spec, now, moved, claim.id);
+  const Committed after = on_commit(spec);
   write_consumer_row(spec);
   SLUICE_CRASH_POINT("before-commit");
   tx.commit();
   SLUICE_CRASH_POINT("after-commit");
+  note_committed(after);
   return next;
 }
 
@@ -1170,6 +1251,8 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
                                int attempts, TimePoint next_attempt_at, int suspect,
                                const char* reason, const std::string& error,
                                std::optional<TimePoint> failed_at, TimePoint scheduled_at) {
+  if (std::strcmp(state, "pending") == 0)
+    pending_due_in_transaction_ = std::min(pending_due_in_transaction_, next_attempt_at);
   if (defer_rows_ && deferred_count_ == deferred_rows_.size()) deferred_rows_.emplace_back();
   DeliveryRow& row = defer_rows_ ? deferred_rows_[deferred_count_++] : single_row_;
   row.consumer_id = consumer_id;

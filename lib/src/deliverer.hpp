@@ -142,19 +142,52 @@ class Deliverer {
   // Adds up to `room` events past the consumer's `cursor` to the claim (holding back delayed,
   // key-blocked and unhandled ones, and reading on past them within the scan window), and notes
   // the cursor past what it read. Returns that new cursor (`cursor` when it did not move); the
-  // caller moves the claim's end to it.
+  // caller moves the claim's end to it. `newest` (the newest seq) is read only when needed if
+  // not given.
   std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
-                           std::int64_t newest, int room, Claim& claim);
+                           std::optional<std::int64_t> newest, int room, Claim& claim);
   void move_claim_end(std::int64_t claim_id, std::int64_t to_seq);
   // What a claim and has_work start from, in one statement (three before): the consumer's cursor,
-  // the newest seq, and whether any pending row of `spec` is due at `now` (when none is, the usual
-  // case, the claim's three queries for due rows are skipped).
+  // the newest seq (unknown when claim_start knew the rest), and when its earliest pending row
+  // is due (when none is due at `now`, the usual case, the claim's three queries for due rows are
+  // skipped).
   struct ClaimStart {
     std::int64_t cursor = 0;
-    std::int64_t newest = 0;
-    bool any_due = false;
+    std::optional<std::int64_t> newest;
+    TimePoint next_due = TimePoint::max();  // max: no pending row
+    bool due_at(TimePoint now) const { return next_due <= now; }
   };
-  ClaimStart read_claim_start(const ConsumerSpec& spec, TimePoint now);
+  ClaimStart read_claim_start(const ConsumerSpec& spec);
+  // The claim start of `spec` without a statement when this deliverer knows it: nothing has
+  // committed to the file since its last delivery commit, which left the consumer's cursor and
+  // pending rows as it noted them, and nothing of `spec` is due at `now`. Else read_claim_start.
+  ClaimStart claim_start(const ConsumerSpec& spec, TimePoint now);
+  // The file's data version (SQLITE_FCNTL_DATA_VERSION): unlike PRAGMA data_version it also
+  // changes with this connection's own commits, so an unchanged value means nothing committed at
+  // all. Empty if SQLite cannot tell.
+  std::optional<unsigned int> data_version();
+  // Whether nothing has committed since the commit that committed_ describes, asked once per
+  // write transaction (no other connection can commit while it holds the lock).
+  bool unchanged_since_commit();
+  // SELECT max(seq), for a claim that started without it.
+  std::int64_t newest_seq();
+  // What the file held after this deliverer's last claiming commit (a step's claim, or
+  // commit_step), for the transactions after it to use instead of reading it again while nothing
+  // else commits (a batch of one spent an eighth of its instructions on these reads). Never
+  // anything a transaction wrote before it committed: one rolled back leaves the file as this
+  // describes it. A handler writing sluice's tables itself (not an API) would go unnoticed.
+  struct Committed {
+    unsigned int version = 0;  // data_version() after the commit
+    std::optional<std::int64_t> backfills;
+    std::int64_t consumer_id = 0;  // whose cursor and next due time follow; 0 if none
+    std::int64_t cursor = 0;
+    TimePoint next_due = TimePoint::max();
+  };
+  // What the file will hold once this transaction of `spec` commits (see committed_); called
+  // before write_consumer_row, which forgets the cursor noted.
+  Committed on_commit(const ConsumerSpec& spec) const;
+  // Notes `after` as what the file holds after the commit just made.
+  void note_committed(Committed after);
   // Whether any delivery row of `spec` holds back later events of its key.
   bool any_key_held(const ConsumerSpec& spec);
   // Whether an earlier event of the item's key holds it back.
@@ -303,6 +336,12 @@ class Deliverer {
   };
   ConsumerRowChange row_change_;
   std::optional<std::int64_t> backfills_in_transaction_;
+  // The earliest next attempt of the pending rows this transaction wrote (max if none).
+  TimePoint pending_due_in_transaction_ = TimePoint::max();
+  // The claim start this transaction read or knew, for committed_.
+  std::optional<std::pair<std::int64_t, ClaimStart>> start_in_transaction_;
+  std::optional<bool> unchanged_in_transaction_;  // unchanged_since_commit(), once asked
+  std::optional<Committed> committed_;
 
   SQLite::Statement begin_;
   SQLite::Statement commit_;
@@ -329,6 +368,7 @@ class Deliverer {
   SQLite::Statement insert_inbox_many_;
   SQLite::Statement find_inbox_;
   SQLite::Statement claim_start_;
+  SQLite::Statement newest_seq_;
   SQLite::Statement reanchor_needed_;
   SQLite::Statement reanchor_retries_;
   SQLite::Statement subscription_count_;
