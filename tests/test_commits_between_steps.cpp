@@ -51,6 +51,16 @@ void step_in_turn(Stepper& a, Stepper& b) {
 
 constexpr int kEvents = 8;
 
+// Steps `a` and `b` in turn over kEvents events: both deliver some, each event once.
+void expect_each_claimed_once(Fixture& f, Stepper& a, Stepper& b) {
+  step_in_turn(a, b);
+  CHECK(a.calls > 0);
+  CHECK(b.calls > 0);
+  CHECK(a.calls + b.calls == kEvents);
+  CHECK(count(f.db, "applied") == kEvents);
+  CHECK(f.db.execAndGet("SELECT count(DISTINCT event_id) FROM applied").getInt64() == kEvents);
+}
+
 }  // namespace
 
 TEST_CASE("two workers on two connections stepping in turn claim each event once") {
@@ -61,12 +71,7 @@ TEST_CASE("two workers on two connections stepping in turn claim each event once
   Stepper b(other, options, f.clock->now());
   for (int i = 0; i < kEvents; ++i) f.publish("t");
 
-  step_in_turn(a, b);
-  CHECK(a.calls > 0);
-  CHECK(b.calls > 0);
-  CHECK(a.calls + b.calls == kEvents);
-  CHECK(count(f.db, "applied") == kEvents);
-  CHECK(f.db.execAndGet("SELECT count(DISTINCT event_id) FROM applied").getInt64() == kEvents);
+  expect_each_claimed_once(f, a, b);
 }
 
 TEST_CASE("two deliverers on one connection stepping in turn claim each event once") {
@@ -78,12 +83,7 @@ TEST_CASE("two deliverers on one connection stepping in turn claim each event on
   Stepper b(f.db, options, f.clock->now());
   for (int i = 0; i < kEvents; ++i) f.publish("t");
 
-  step_in_turn(a, b);
-  CHECK(a.calls > 0);
-  CHECK(b.calls > 0);
-  CHECK(a.calls + b.calls == kEvents);
-  CHECK(count(f.db, "applied") == kEvents);
-  CHECK(f.db.execAndGet("SELECT count(DISTINCT event_id) FROM applied").getInt64() == kEvents);
+  expect_each_claimed_once(f, a, b);
 }
 
 TEST_CASE("a retry made due by a commit of the app's between two steps is claimed next") {

@@ -117,7 +117,10 @@ class Sequence final : public CallSink {
 
   std::vector<Scripted> calls(const std::string& consumer, const std::vector<Event>& events,
                               int attempt, bool batch, const void* connection = nullptr) {
-    std::lock_guard lock(mutex_);
+    // Released around the engine's work below: while a batch handler waits for the write lock,
+    // the worker's thread may commit, and its commit hook (on_transaction_end) takes this mutex
+    // holding that lock.
+    std::unique_lock lock(mutex_);
     std::vector<long long> ns;
     for (const Event& event : events) ns.push_back(event_number(event));
     const bool replay_now =
@@ -129,8 +132,13 @@ class Sequence final : public CallSink {
                               model_.peek_outcome(consumer, ns.front()).action == Action::kOk;
     if (replay_now) {
       in_flight_replay_ = false;
-      SQLite::Database operator_db = open_database(path_, options_);
-      const long long replayed = replay_dead_letters(operator_db, {}, options_);
+      lock.unlock();
+      long long replayed = 0;
+      {
+        SQLite::Database operator_db = open_database(path_, options_);
+        replayed = replay_dead_letters(operator_db, {}, options_);
+      }
+      lock.lock();
       const long long expected =
           model_.replay([](const ModelEvent&, const std::string&, const Pair&) { return true; });
       if (replayed != expected) {
@@ -144,9 +152,14 @@ class Sequence final : public CallSink {
         model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_, connection);
     if (backfill_now && !outcomes.front().whole_batch) {
       in_flight_backfill_.reset();
-      // On a connection of its own: the worker's is in use, and never shared.
-      SQLite::Database operator_db = open_database(path_, options_);
-      const long long queued = backfill(operator_db, consumer, {events.front().id}, options_);
+      lock.unlock();
+      long long queued = 0;
+      {
+        // On a connection of its own: the worker's is in use, and never shared.
+        SQLite::Database operator_db = open_database(path_, options_);
+        queued = backfill(operator_db, consumer, {events.front().id}, options_);
+      }
+      lock.lock();
       model_.backfill(consumer, events.front().seq, std::set<long long>(ns.begin(), ns.end()));
       in_flight_note_ = " (backfill from n=" + std::to_string(ns.front()) + " in flight queued " +
                         std::to_string(queued) + ")";
