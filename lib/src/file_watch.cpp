@@ -39,6 +39,8 @@ bool remote_filesystem(const std::string& directory) {
 // under the name. The directory's own removal or move ends the watch.
 constexpr std::uint32_t kEvents = IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
                                   IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+// While muted: only the end of the watch.
+constexpr std::uint32_t kMutedEvents = IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 
 }  // namespace
 
@@ -46,12 +48,36 @@ FileWatch::FileWatch(const std::string& database_path) {
   const std::filesystem::path path = std::filesystem::absolute(database_path);
   file_name_ = path.filename().string();
   wal_name_ = file_name_ + "-wal";
-  const std::string directory = path.parent_path().string();
-  if (file_name_.empty() || remote_filesystem(directory)) return;
+  directory_ = path.parent_path().string();
+  if (file_name_.empty() || remote_filesystem(directory_)) return;
   inotify_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   interrupt_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (inotify_ < 0 || interrupt_ < 0) return;
-  watch_ = inotify_add_watch(inotify_, directory.c_str(), kEvents);
+  watch_ = inotify_add_watch(inotify_, directory_.c_str(), kEvents);
+}
+
+void FileWatch::watch_for(std::uint32_t events) {
+  // On the same directory the kernel changes the watch's mask in place and returns its
+  // descriptor; another one (the directory was replaced under its name) is not the watched one,
+  // whose removal or move is reported on the old descriptor: the caller polls from then on.
+  const int watch = inotify_add_watch(inotify_, directory_.c_str(), events);
+  if (watch == watch_) return;
+  if (watch >= 0) inotify_rm_watch(inotify_, watch);
+  watch_ = -1;
+}
+
+void FileWatch::mute() {
+  if (muted_ || !available()) return;
+  watch_for(kMutedEvents);
+  muted_ = true;
+}
+
+bool FileWatch::listen() {
+  if (!available()) return false;
+  if (!muted_) return false;
+  watch_for(kEvents);
+  muted_ = false;
+  return true;
 }
 
 FileWatch::~FileWatch() {
@@ -121,6 +147,8 @@ FileWatch::~FileWatch() = default;
 bool FileWatch::read_events() { return false; }
 bool FileWatch::wait(std::chrono::steady_clock::duration, int) { return false; }
 void FileWatch::interrupt() {}
+void FileWatch::mute() {}
+bool FileWatch::listen() { return false; }
 
 #endif
 

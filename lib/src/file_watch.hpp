@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace sluice {
@@ -46,16 +47,32 @@ class FileWatch {
   // Ends the current or next wait() early. Thread-safe.
   void interrupt();
 
+  // Stops the kernel reporting writes until listen(): a reader busy with the file needs no wake,
+  // and a write under a watch that reports it costs the writer (this process or another) as much
+  // again in the kernel here (about 0.7 µs on top of a 4 KiB pwrite's 0.75 µs), 10-15% of a
+  // worker draining a backlog. The directory's own removal or move still ends the watch.
+  void mute();
+
+  // Reports writes again. Returns true if the watch was muted: a write made
+  // meanwhile raised no event, so the caller must look for itself, allowing, as after an event,
+  // for a commit written before and published after it looks.
+  bool listen();
+
  private:
   // Reads every queued event; true if one concerns the database or its WAL (or the queue
   // overflowed).
   bool read_events();
 
+  // Sets what the watch reports; stops watching if the directory is no longer the one watched.
+  void watch_for(std::uint32_t events);
+
+  std::string directory_;
   std::string file_name_;  // the database's name within its directory
   std::string wal_name_;
   int inotify_ = -1;
   int watch_ = -1;
   int interrupt_ = -1;  // an eventfd
+  bool muted_ = false;
 };
 
 }  // namespace sluice

@@ -227,7 +227,12 @@ struct Worker::Impl {
     const bool event = file_watch->wait(left);
     // A commit in this process interrupts the wait (CommitSignal::add_watch), once visible.
     if (committed_since(seen_generation, version_before)) return true;
-    if (!event) return false;
+    return event && published_soon(seen_generation, version_before);
+  }
+
+  // After a file-watch event, or a spell with the watch muted (a write then raised none): looks
+  // for the commit it may announce until kPublishPatience passes with no newer event.
+  bool published_soon(std::uint64_t seen_generation, long long version_before) {
     auto pause = std::chrono::milliseconds(1);
     auto waited = pause * 0;
     while (waited < kPublishPatience && !stop_requested.load()) {
@@ -285,6 +290,11 @@ struct Worker::Impl {
       for (const Consumer& consumer : consumers) ids.push_back(consumer.spec.id);
       guarded("wait for work", [&] { idle_check.emplace(*db, deliverer->owner(), ids); });
     }
+    // The watch was muted while the worker delivered: the other processes' commits since the
+    // round began raised no event, and one written just before listen() may be published later.
+    if (file_watch && file_watch->listen() && published_soon(seen_generation, version_before)) {
+      return;
+    }
     // Holds until the next commit, which ends the sleep.
     const IdleCheck::Finding found =
         guarded("wait for work", [&] { return idle_check->after(looked_at); });
@@ -310,6 +320,12 @@ struct Worker::Impl {
     }
   }
 
+  // Until the worker next sleeps, no write to the file (its own, or another process's) makes the
+  // kernel queue an event: a busy worker needs no wake (FileWatch::mute).
+  void mute_file_watch() {
+    if (file_watch) file_watch->mute();
+  }
+
   void log_error(const char* message, const std::exception& e) {
     log_to(options, LogLevel::kError, message, {{"error", e.what()}});
   }
@@ -320,6 +336,7 @@ struct Worker::Impl {
     wake_order.reset();
     Duration storage_backoff = kFirstStorageBackoff;
     bool woken = false;
+    mute_file_watch();
     while (!stop_requested.load()) {
       DrainResult ignored;
       const std::uint64_t seen_generation = signal ? signal->generation() : 0;
@@ -330,6 +347,9 @@ struct Worker::Impl {
         woken = false;
         if (progressed) {
           storage_backoff = kFirstStorageBackoff;
+          // The first round after a wake runs with the watch listening (the wake's latency
+          // goes first); the rest of a busy spell without.
+          mute_file_watch();
           continue;
         }
         idle(seen_generation, version_before, looked_at);
@@ -460,6 +480,7 @@ DrainResult Worker::run_until_idle() {
     throw InvalidArgument("sluice: run_until_idle: the worker is running on its own thread");
   }
   DrainResult totals;
+  impl_->mute_file_watch();
   while (impl_->round(false, totals)) {
   }
   return totals;
