@@ -21,8 +21,9 @@ void DomainWriter::write(const sluice::Event& event, sluice::Context& context) {
     insert_ = std::make_unique<SQLite::Statement>(db, kInsertDomainRow);
     prepared_on_ = &db;
   }
-  insert_->bind(1, event.id);
-  insert_->bind(2, event.payload);
+  // Not copied, as the floor binds them: the event outlives the statement's reset.
+  insert_->bindNoCopy(1, event.id);
+  insert_->bindNoCopy(2, event.payload);
   insert_->exec();
   insert_->reset();
   written_.fetch_add(1, std::memory_order_relaxed);

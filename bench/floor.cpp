@@ -1,7 +1,9 @@
 #include "floor.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -45,14 +47,16 @@ long long now_ms() {
       .count();
 }
 
-void configure(RawConnection& connection, const Storage& storage) {
-  if (!storage.in_memory) connection.exec("PRAGMA journal_mode=WAL");
-  connection.exec(storage.synchronous == sluice::Synchronous::kFull ? "PRAGMA synchronous=FULL"
-                                                                    : "PRAGMA synchronous=NORMAL");
-  connection.exec("PRAGMA busy_timeout=10000");
-  connection.exec("PRAGMA foreign_keys=ON");
-  connection.exec(kSchema);
-  connection.exec(kDomainSchema);
+std::unique_ptr<RawConnection> configured(const std::string& path, const Storage& storage) {
+  auto connection = std::make_unique<RawConnection>(path);
+  if (!storage.in_memory) connection->exec("PRAGMA journal_mode=WAL");
+  connection->exec(storage.synchronous == sluice::Synchronous::kFull ? "PRAGMA synchronous=FULL"
+                                                                     : "PRAGMA synchronous=NORMAL");
+  connection->exec("PRAGMA busy_timeout=10000");
+  connection->exec("PRAGMA foreign_keys=ON");
+  connection->exec(kSchema);
+  connection->exec(kDomainSchema);
+  return connection;
 }
 
 // A 26-character ID like sluice's, unique within the run.
@@ -80,82 +84,131 @@ class Batches {
   int batch_;
 };
 
-void insert_events(RawConnection& connection, long long events, int batch, bool with_deliveries) {
-  const std::vector<std::string> payloads = sample_payloads();
-  Batches batches(connection, batch);
-  RawStatement insert(connection,
-                      "INSERT INTO events(id, topic, payload, headers, key, dedup_key, "
-                      "not_before, created_at) VALUES(?1, ?2, ?3, NULL, NULL, NULL, NULL, ?4)");
-  RawStatement pending(connection,
-                       "INSERT INTO deliveries(event_seq, consumer_id, state) "
-                       "VALUES(?1, 1, 'pending')");
-  for (long long n = 0; n < events; ++n) {
-    batches.before(n);
-    std::string id = event_id(n);
-    insert.bind(1, id);
-    insert.bind(2, kTopic);
-    insert.bind(3, payloads[n % payloads.size()]);
-    insert.bind(4, now_ms());
-    insert.run();
-    if (with_deliveries) {
-      pending.bind(1, sqlite3_last_insert_rowid(connection.handle()));
-      pending.run();
+// Inserts events numbered from `first`, `batch` per transaction, each with a pending delivery
+// row if `with_deliveries`.
+class EventInserter {
+ public:
+  EventInserter(RawConnection& connection, int batch, bool with_deliveries)
+      : connection_(connection),
+        batches_(connection, batch),
+        insert_(connection,
+                "INSERT INTO events(id, topic, payload, headers, key, dedup_key, "
+                "not_before, created_at) VALUES(?1, ?2, ?3, NULL, NULL, NULL, NULL, ?4)"),
+        pending_(connection,
+                 "INSERT INTO deliveries(event_seq, consumer_id, state) VALUES(?1, 1, 'pending')"),
+        with_deliveries_(with_deliveries),
+        payloads_(sample_payloads()) {}
+
+  void insert(long long events) {
+    for (long long n = 0; n < events; ++n) {
+      batches_.before(n);
+      const std::string id = event_id(next_ + n);
+      insert_.bind(1, id);
+      insert_.bind(2, kTopic);
+      insert_.bind(3, payloads_[(next_ + n) % payloads_.size()]);
+      insert_.bind(4, now_ms());
+      insert_.run();
+      if (with_deliveries_) {
+        pending_.bind(1, sqlite3_last_insert_rowid(connection_.handle()));
+        pending_.run();
+      }
+      batches_.after(n, events);
     }
-    batches.after(n, events);
+    next_ += events;
   }
-}
+
+ private:
+  RawConnection& connection_;
+  Batches batches_;
+  RawStatement insert_;
+  RawStatement pending_;
+  bool with_deliveries_;
+  std::vector<std::string> payloads_;
+  long long next_ = 0;
+};
+
+class EnqueueFloor final : public Side {
+ public:
+  EnqueueFloor(const std::string& path, const Storage& storage, int batch)
+      : connection_(configured(path, storage)), inserter_(*connection_, batch, false) {}
+  void prepare(long long) override {}
+  double run(long long events) override {
+    Stopwatch stopwatch;
+    inserter_.insert(events);
+    return stopwatch.unstolen_seconds();
+  }
+
+ private:
+  std::unique_ptr<RawConnection> connection_;
+  EventInserter inserter_;
+};
+
+class DeliveryFloor final : public Side {
+ public:
+  DeliveryFloor(const std::string& path, const Storage& storage, int batch)
+      : connection_(configured(path, storage)),
+        backlog_(*connection_, 1000, true),
+        batch_(batch),
+        begin_(*connection_, "BEGIN IMMEDIATE"),
+        commit_(*connection_, "COMMIT"),
+        read_(*connection_,
+              "SELECT seq, id, topic, payload, headers, key, created_at FROM events "
+              "WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
+        domain_(*connection_, kInsertDomainRow),
+        inbox_(*connection_, "INSERT INTO inbox(consumer_id, event_id, seen_at) VALUES(1, ?1, ?2)"),
+        done_(*connection_, "DELETE FROM deliveries WHERE event_seq = ?1 AND consumer_id = 1") {}
+
+  void prepare(long long events) override { backlog_.insert(events); }
+
+  double run(long long events) override {
+    Stopwatch stopwatch;
+    long long delivered = 0;
+    while (delivered < events) {
+      const long long before = delivered;
+      begin_.run();
+      read_.bind(1, last_seq_);
+      read_.bind(2, static_cast<std::int64_t>(batch_));
+      while (read_.step()) {
+        last_seq_ = read_.column_int(0);
+        std::string_view id = read_.column_text(1);
+        domain_.bind(1, id);
+        domain_.bind(2, read_.column_text(3));
+        domain_.run();
+        inbox_.bind(1, id);
+        inbox_.bind(2, now_ms());
+        inbox_.run();
+        done_.bind(1, last_seq_);
+        done_.run();
+        ++delivered;
+      }
+      read_.reset();
+      commit_.run();
+      if (delivered == before) throw std::logic_error("floor: pending events went missing");
+    }
+    return stopwatch.unstolen_seconds();
+  }
+
+ private:
+  std::unique_ptr<RawConnection> connection_;
+  EventInserter backlog_;
+  int batch_;
+  RawStatement begin_;
+  RawStatement commit_;
+  RawStatement read_;
+  RawStatement domain_;
+  RawStatement inbox_;
+  RawStatement done_;
+  std::int64_t last_seq_ = 0;
+};
 
 }  // namespace
 
-double enqueue_floor(const std::string& path, const Storage& storage, int batch, long long events) {
-  RawConnection connection(path);
-  configure(connection, storage);
-  Stopwatch stopwatch;
-  insert_events(connection, events, batch, false);
-  return events / stopwatch.unstolen_seconds();
+std::unique_ptr<Side> enqueue_floor(const std::string& path, const Storage& storage, int batch) {
+  return std::make_unique<EnqueueFloor>(path, storage, batch);
 }
 
-double delivery_floor(const std::string& path, const Storage& storage, int batch,
-                      long long events) {
-  RawConnection connection(path);
-  configure(connection, storage);
-  insert_events(connection, events, 1000, true);
-
-  RawStatement begin(connection, "BEGIN IMMEDIATE");
-  RawStatement commit(connection, "COMMIT");
-  RawStatement read(connection,
-                    "SELECT seq, id, topic, payload, headers, key, created_at FROM events "
-                    "WHERE seq > ?1 ORDER BY seq LIMIT ?2");
-  RawStatement domain(connection, kInsertDomainRow);
-  RawStatement inbox(connection,
-                     "INSERT INTO inbox(consumer_id, event_id, seen_at) VALUES(1, ?1, ?2)");
-  RawStatement done(connection, "DELETE FROM deliveries WHERE event_seq = ?1 AND consumer_id = 1");
-  Stopwatch stopwatch;
-  long long delivered = 0;
-  std::int64_t last_seq = 0;
-  while (delivered < events) {
-    long long before = delivered;
-    begin.run();
-    read.bind(1, last_seq);
-    read.bind(2, static_cast<std::int64_t>(batch));
-    while (read.step()) {
-      last_seq = read.column_int(0);
-      std::string_view id = read.column_text(1);
-      domain.bind(1, id);
-      domain.bind(2, read.column_text(3));
-      domain.run();
-      inbox.bind(1, id);
-      inbox.bind(2, now_ms());
-      inbox.run();
-      done.bind(1, last_seq);
-      done.run();
-      ++delivered;
-    }
-    read.reset();
-    commit.run();
-    if (delivered == before) throw std::logic_error("floor: pending events went missing");
-  }
-  return events / stopwatch.unstolen_seconds();
+std::unique_ptr<Side> delivery_floor(const std::string& path, const Storage& storage, int batch) {
+  return std::make_unique<DeliveryFloor>(path, storage, batch);
 }
 
 }  // namespace bench

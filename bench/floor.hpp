@@ -2,19 +2,19 @@
 // sluice's pragmas and statements prepared once. Sluice's figures are ratios against it.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "side.hpp"
 #include "storage.hpp"
 
 namespace bench {
 
-// Events per second inserting `events` outbox-shaped rows into a fresh database at `path`,
-// `batch` rows per transaction.
-double enqueue_floor(const std::string& path, const Storage& storage, int batch, long long events);
+// Inserts outbox-shaped rows into a fresh database at `path`, `batch` rows per transaction.
+std::unique_ptr<Side> enqueue_floor(const std::string& path, const Storage& storage, int batch);
 
-// Events per second delivering `events` pending events at `path` (prepared untimed), `batch`
-// per transaction: per event read it, insert one domain row, insert one inbox row and delete
-// its delivery row.
-double delivery_floor(const std::string& path, const Storage& storage, int batch, long long events);
+// Delivers pending events at `path` (prepare() inserts them), `batch` per transaction: per event
+// read it, insert one domain row, insert one inbox row and delete its delivery row.
+std::unique_ptr<Side> delivery_floor(const std::string& path, const Storage& storage, int batch);
 
 }  // namespace bench

@@ -12,7 +12,7 @@ namespace bench {
 struct RunSettings {
   // Tiny sizes, one round, no targets judged: a smoke test for CI.
   bool quick = false;
-  // Measurements per compared pair, alternating floor and sluice; the best of each is kept.
+  // Rounds of the cases that repeat their measurement (the relay, peers, scale, retries ...).
   int rounds = 3;
   // The largest backlog of the scale and memory cases.
   long long scale_events = 1'000'000;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "delivery_rig.hpp"
 #include "floor.hpp"
 #include "latency_summary.hpp"
+#include "side_by_side.hpp"
 #include "sluice/database.hpp"
 #include "sluice/outbox.hpp"
 #include "stopwatch.hpp"
@@ -30,85 +32,107 @@ void run_statement(SQLite::Statement& statement) {
   statement.reset();
 }
 
-double sluice_enqueue(const std::string& path, const Storage& storage, int batch,
-                      long long events) {
-  sluice::Options options = storage.options();
-  SQLite::Database db = sluice::open_database(path, options);
-  sluice::Outbox outbox(db, options);
-  SQLite::Statement begin(db, "BEGIN IMMEDIATE");
-  SQLite::Statement commit(db, "COMMIT");
-  const std::vector<std::string> payloads = sample_payloads();
-  sluice::NewEvent event;
-  event.topic = kTopic;
-  Stopwatch stopwatch;
-  for (long long n = 0; n < events; ++n) {
-    if (n % batch == 0) run_statement(begin);
-    event.payload = payloads[n % payloads.size()];
-    outbox.enqueue(event);
-    if ((n + 1) % batch == 0 || n + 1 == events) run_statement(commit);
+// Outbox::enqueue in the caller's transactions, `batch` events each.
+class SluiceEnqueue final : public Side {
+ public:
+  SluiceEnqueue(const std::string& path, const Storage& storage, int batch)
+      : options_(storage.options()),
+        db_(sluice::open_database(path, options_)),
+        outbox_(db_, options_),
+        begin_(db_, "BEGIN IMMEDIATE"),
+        commit_(db_, "COMMIT"),
+        payloads_(sample_payloads()),
+        batch_(batch) {
+    event_.topic = kTopic;
   }
-  return events / stopwatch.unstolen_seconds();
-}
-
-// Deliveries per second: events times consumers.
-double sluice_delivery(const std::string& path, const Storage& storage, int batch, long long events,
-                       int consumers) {
-  sluice::Options options = storage.options();
-  options.batch_size = batch;
-  DeliveryRig rig(path, storage, options, consumers);
-  rig.enqueue_backlog(events);
-  Stopwatch stopwatch;
-  sluice::DrainResult drained = rig.worker().run_until_idle();
-  double seconds = stopwatch.unstolen_seconds();
-  if (drained.delivered != events * consumers || rig.written() != drained.delivered) {
-    throw std::runtime_error("bench: delivery case delivered " + std::to_string(drained.delivered) +
-                             " of " + std::to_string(events * consumers));
+  void prepare(long long) override {}
+  double run(long long events) override {
+    Stopwatch stopwatch;
+    for (long long n = 0; n < events; ++n) {
+      if (n % batch_ == 0) run_statement(begin_);
+      event_.payload = payloads_[(next_ + n) % payloads_.size()];
+      outbox_.enqueue(event_);
+      if ((n + 1) % batch_ == 0 || n + 1 == events) run_statement(commit_);
+    }
+    next_ += events;
+    return stopwatch.unstolen_seconds();
   }
-  return drained.delivered / seconds;
-}
 
-struct Pair {
-  double floor = 0;   // the median of the rounds' floors
-  double sluice = 0;  // the median of the rounds' sluice figures
-  double ratio = 0;   // the median of the rounds' ratios
-  double lowest = 0;  // the rounds' lowest and highest ratio
-  double highest = 0;
-  int rounds = 0;
+ private:
+  sluice::Options options_;
+  SQLite::Database db_;
+  sluice::Outbox outbox_;
+  SQLite::Statement begin_;
+  SQLite::Statement commit_;
+  std::vector<std::string> payloads_;
+  sluice::NewEvent event_;
+  int batch_;
+  long long next_ = 0;
 };
 
-// `rounds` measurements of each side, alternating, each on a fresh database. The ratio is the
-// median of the rounds' ratios, each of two measurements made back to back, not the ratio of each
-// side's best: this host's speed drifts by more than 20% over seconds, and one lucky
-// measurement of one side decided that (batch 512 on a file: 0.71 to 1.02 between runs).
-template <typename Floor, typename Sluice>
-Pair median_of(Run& run, int rounds, const Storage& storage, Floor floor, Sluice sluice) {
-  std::vector<double> floors;
-  std::vector<double> sluices;
-  std::vector<double> ratios;
-  for (int round = 0; round < rounds; ++round) {
-    std::string path = run.scratch().fresh_database("floor", storage);
-    floors.push_back(floor(path));
-    ScratchDir::remove_database(path);
-    path = run.scratch().fresh_database("sluice", storage);
-    sluices.push_back(sluice(path));
-    ScratchDir::remove_database(path);
-    ratios.push_back(sluices.back() / floors.back());
-  }
-  Pair pair;
-  pair.rounds = rounds;
-  pair.lowest = *std::min_element(ratios.begin(), ratios.end());
-  pair.highest = *std::max_element(ratios.begin(), ratios.end());
-  pair.floor = median(std::move(floors));
-  pair.sluice = median(std::move(sluices));
-  pair.ratio = median(std::move(ratios));
-  return pair;
+sluice::Options with_batch(sluice::Options options, int batch) {
+  options.batch_size = batch;
+  return options;
 }
 
-// Targeted pairs are measured at least this many times (a quick run: once).
-int targeted_rounds(const Run& run) { return run.rounds() == 1 ? 1 : std::max(run.rounds(), 5); }
+// Worker::run_until_idle over a backlog that prepare() enqueues; `consumers` consumers of it.
+class SluiceDelivery final : public Side {
+ public:
+  SluiceDelivery(const std::string& path, const Storage& storage, int batch, int consumers)
+      : rig_(path, storage, with_batch(storage.options(), batch), consumers),
+        consumers_(consumers) {}
+  void prepare(long long events) override { rig_.enqueue_backlog(events); }
+  double run(long long events) override {
+    const long long written_before = rig_.written();
+    Stopwatch stopwatch;
+    const sluice::DrainResult drained = rig_.worker().run_until_idle();
+    const double seconds = stopwatch.unstolen_seconds();
+    if (drained.delivered != events * consumers_ ||
+        rig_.written() - written_before != drained.delivered) {
+      throw std::runtime_error("bench: delivery case delivered " +
+                               std::to_string(drained.delivered) + " of " +
+                               std::to_string(events * consumers_));
+    }
+    return seconds;
+  }
+
+ private:
+  DeliveryRig rig_;
+  int consumers_;
+};
+
+// Deliveries per second of one whole backlog: events times consumers.
+double sluice_delivery(const std::string& path, const Storage& storage, int batch, long long events,
+                       int consumers) {
+  SluiceDelivery side(path, storage, batch, consumers);
+  side.prepare(events);
+  return events * consumers / side.run(events);
+}
+
+// Targeted pairs take 20 turns (tens of milliseconds each), the others 4; a quick run one.
+int slices(const Run& run, bool targeted) {
+  if (run.rounds() == 1) return 1;
+  return targeted ? 20 : 4;
+}
+
+template <typename MakeFloor, typename MakeSluice>
+Compared compare(Run& run, const Storage& storage, long long events, bool targeted,
+                 MakeFloor make_floor, MakeSluice make_sluice) {
+  const std::string floor_path = run.scratch().fresh_database("floor", storage);
+  const std::string sluice_path = run.scratch().fresh_database("sluice", storage);
+  Compared compared;
+  {
+    std::unique_ptr<Side> floor = make_floor(floor_path);
+    std::unique_ptr<Side> sluice = make_sluice(sluice_path);
+    compared = side_by_side(*floor, *sluice, events, slices(run, targeted));
+  }
+  ScratchDir::remove_database(floor_path);
+  ScratchDir::remove_database(sluice_path);
+  return compared;
+}
 
 void add_pair(Run& run, const std::string& what, const Storage& storage, long long events,
-              const Pair& pair, std::optional<double> target) {
+              const Compared& pair, std::optional<double> target) {
   Result floor;
   floor.name = "floor " + what + " " + storage.name;
   floor.events = events;
@@ -121,10 +145,11 @@ void add_pair(Run& run, const std::string& what, const Storage& storage, long lo
   sluice.events_per_s = pair.sluice;
   sluice.floor_events_per_s = pair.floor;
   sluice.ratio = pair.ratio;
-  if (pair.rounds > 1) {
-    char spread[96];
-    std::snprintf(spread, sizeof spread, "median of %d rounds' ratios (%.2f-%.2f)", pair.rounds,
-                  pair.lowest, pair.highest);
+  if (pair.slices > 1) {
+    char spread[128];
+    std::snprintf(spread, sizeof spread,
+                  "median of %d turns' ratios (%.2f-%.2f), %lld events a turn", pair.slices,
+                  pair.lowest, pair.highest, pair.slice_events);
     sluice.note = spread;
   }
   if (target) {
@@ -147,10 +172,12 @@ void run_enqueue_cases(Run& run, const Storage& storage) {
     }
     const bool targeted = batch == 1000;
     run.guarded("sluice " + what + " " + storage.name, [&] {
-      Pair pair = median_of(
-          run, targeted ? targeted_rounds(run) : 1, storage,
-          [&](const std::string& path) { return enqueue_floor(path, storage, batch, events); },
-          [&](const std::string& path) { return sluice_enqueue(path, storage, batch, events); });
+      const Compared pair = compare(
+          run, storage, events, targeted,
+          [&](const std::string& path) { return enqueue_floor(path, storage, batch); },
+          [&](const std::string& path) {
+            return std::make_unique<SluiceEnqueue>(path, storage, batch);
+          });
       add_pair(run, what, storage, events, pair,
                targeted ? std::optional(kEnqueueTarget) : std::nullopt);
     });
@@ -159,7 +186,7 @@ void run_enqueue_cases(Run& run, const Storage& storage) {
 
 void run_delivery_cases(Run& run, const Storage& storage) {
   for (auto [batch, events] :
-       {std::pair{1, run.size(1'000, 100)}, std::pair{64, run.size(100'000, 1'000)},
+       {std::pair{1, run.size(4'000, 100)}, std::pair{64, run.size(100'000, 1'000)},
         std::pair{512, run.size(200'000, 2'000)}}) {
     std::string what = "deliver batch " + std::to_string(batch);
     bool fan_out = batch == 512 && !storage.in_memory;
@@ -176,11 +203,11 @@ void run_delivery_cases(Run& run, const Storage& storage) {
     const bool targeted = target.has_value();
     double floor = 0;
     run.guarded("sluice " + what + " " + storage.name, [&] {
-      Pair pair = median_of(
-          run, targeted ? targeted_rounds(run) : 1, storage,
-          [&](const std::string& path) { return delivery_floor(path, storage, batch, events); },
+      const Compared pair = compare(
+          run, storage, events, targeted,
+          [&](const std::string& path) { return delivery_floor(path, storage, batch); },
           [&](const std::string& path) {
-            return sluice_delivery(path, storage, batch, events, 1);
+            return std::make_unique<SluiceDelivery>(path, storage, batch, 1);
           });
       add_pair(run, what, storage, events, pair, target);
       floor = pair.floor;

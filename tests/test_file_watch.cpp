@@ -13,7 +13,6 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
-#include <sstream>
 #include <vector>
 
 #include "file_watch.hpp"

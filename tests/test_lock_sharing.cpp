@@ -10,10 +10,16 @@
 #include <thread>
 #include <vector>
 
+#include "commit_signal.hpp"
+#include "data_version.hpp"
+#include "lock_sharing.hpp"
+#include "sluice/database.hpp"
 #include "support/fixture.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace sluice;
 using sluice::test::Fixture;
+using sluice::test::TempDir;
 using Steady = std::chrono::steady_clock;
 
 namespace {
@@ -86,4 +92,60 @@ TEST_CASE("a writer with SQLite's default busy handler is not starved by a drain
   CHECK(seconds_of(*std::max_element(seen.waits.begin(), seen.waits.end())) <= 4.0);
   CHECK(std::count_if(seen.waits.begin(), seen.waits.end(),
                       [&](Steady::duration wait) { return seconds_of(wait) > 1.0; }) <= 1);
+}
+
+TEST_CASE("a worker draining alone leaves sluice's writers a gap every 20 ms, 2% of its time") {
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("app.db"));
+  DataVersion version(db);
+  LockSharing sharing(version, CommitSignal::of(db));
+  // Two seconds of steps of 2 ms each, as at batch 512, with nobody else committing: short of
+  // LockSharing::kQuietPeriod, so only short gaps are due.
+  constexpr auto kStep = std::chrono::milliseconds(2);
+  Steady::time_point began = Steady::now();
+  Steady::duration held{};
+  Steady::duration gaps{};
+  Steady::duration since_gap{};
+  Steady::duration longest_without_gap{};
+  for (int i = 0; i < 1000; ++i) {
+    const Steady::duration gap = sharing.gap_after(began, kStep, false);
+    held += kStep;
+    since_gap += kStep;
+    if (gap > Steady::duration::zero()) {
+      // Longer than the 250 us poll of a writer opened by sluice: its next try finds it free.
+      CHECK(gap >= std::chrono::microseconds(300));
+      gaps += gap;
+      longest_without_gap = std::max(longest_without_gap, since_gap);
+      since_gap = {};
+    }
+    began += kStep + gap;
+  }
+  CHECK(gaps > Steady::duration::zero());
+  CHECK(gaps <= held * 3 / 100);
+  CHECK(longest_without_gap <= std::chrono::milliseconds(25));
+}
+
+TEST_CASE(
+    "a sluice writer of this process that waits finds the lock free after the worker's step") {
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("app.db"));
+  DataVersion version(db);
+  CommitSignal* signal = CommitSignal::of(db);
+  LockSharing sharing(version, signal);
+  const Steady::time_point began = Steady::now();
+  CHECK_FALSE(signal->writer_waited_since(began));
+  // The busy handler of a connection opened by sluice notes each try; this one gives up soon.
+  Options impatient;
+  impatient.busy_timeout = std::chrono::milliseconds(5);
+  SQLite::Database writer = open_database(dir.file("app.db"), impatient);
+  writer.exec("CREATE TABLE app_rows (at INTEGER NOT NULL)");
+  db.exec("BEGIN IMMEDIATE");
+  CHECK_THROWS(writer.exec("INSERT INTO app_rows VALUES (1)"));
+  db.exec("ROLLBACK");
+  CHECK(signal->writer_waited_since(began));
+  // A short step, nowhere near 20 ms of holding: the gap is for the writer seen waiting.
+  CHECK(sharing.gap_after(began, std::chrono::microseconds(200), true) >=
+        std::chrono::microseconds(300));
+  CHECK(sharing.gap_after(began, std::chrono::microseconds(200), false) ==
+        Steady::duration::zero());
 }

@@ -90,4 +90,13 @@ void CommitSignal::wait(std::uint64_t seen, std::chrono::steady_clock::duration 
   changed_.wait_for(lock, timeout, [&] { return generation_ != seen; });
 }
 
+void CommitSignal::note_writer_waiting() {
+  writer_waited_at_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                          std::memory_order_relaxed);
+}
+
+bool CommitSignal::writer_waited_since(std::chrono::steady_clock::time_point since) const {
+  return writer_waited_at_.load(std::memory_order_relaxed) >= since.time_since_epoch().count();
+}
+
 }  // namespace sluice

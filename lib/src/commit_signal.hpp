@@ -3,6 +3,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -32,6 +33,13 @@ class CommitSignal {
 
   std::uint64_t generation() const;
   void raise();
+
+  // A connection opened by sluice calls this on every try it makes for the write lock while
+  // another connection of the file holds it (database.cpp's busy handler): a worker of this
+  // process at full drain then leaves the lock free right after its step (LockSharing).
+  void note_writer_waiting();
+  // Whether such a try was made at or after `since`.
+  bool writer_waited_since(std::chrono::steady_clock::time_point since) const;
   // Waits until the generation differs from `seen` or `timeout` passes.
   void wait(std::uint64_t seen, std::chrono::steady_clock::duration timeout);
 
@@ -40,6 +48,9 @@ class CommitSignal {
   std::condition_variable changed_;
   std::uint64_t generation_ = 0;
   std::vector<FileWatch*> watches_;
+  // steady_clock ticks of the latest note_writer_waiting(); lock-free: a worker reads it after
+  // every step.
+  std::atomic<std::chrono::steady_clock::rep> writer_waited_at_{0};
 };
 
 }  // namespace sluice

@@ -6,7 +6,12 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
 
+#include "commit_signal.hpp"
 #include "connection_clock.hpp"
 #include "schema.hpp"
 #include "sqlite_error.hpp"
@@ -26,10 +31,27 @@ long long busy_waited_us(int tries) {
   return 1000 + (tries - 20) * 250LL;
 }
 
-int busy_handler(void* timeout_ms, int tries) {
-  const auto timeout_us =
-      static_cast<long long>(reinterpret_cast<std::intptr_t>(timeout_ms)) * 1000;
-  if (busy_waited_us(tries) >= timeout_us) return 0;
+// What a connection's busy handler needs: its timeout and its file's signal (nullptr in memory).
+struct BusyTarget {
+  long long timeout_ms;
+  CommitSignal* signal;
+};
+
+// One target per (signal, timeout), alive for the process: few distinct values exist.
+const BusyTarget* busy_target(CommitSignal* signal, long long timeout_ms) {
+  static std::mutex mutex;
+  static auto* targets =
+      new std::map<std::pair<CommitSignal*, long long>, std::unique_ptr<BusyTarget>>;
+  std::lock_guard lock(mutex);
+  auto& slot = (*targets)[{signal, timeout_ms}];
+  if (!slot) slot = std::make_unique<BusyTarget>(BusyTarget{timeout_ms, signal});
+  return slot.get();
+}
+
+int busy_handler(void* target, int tries) {
+  const auto* busy = static_cast<const BusyTarget*>(target);
+  if (busy_waited_us(tries) >= busy->timeout_ms * 1000) return 0;
+  if (busy->signal != nullptr) busy->signal->note_writer_waiting();
   struct timespec ts {
     0, static_cast<long>(busy_wait_us(tries) * 1000)
   };
@@ -90,7 +112,7 @@ namespace {
 void prepare_connection(SQLite::Database& db, const Options& options) {
   sqlite3_busy_handler(
       db.getHandle(), busy_handler,
-      reinterpret_cast<void*>(static_cast<std::intptr_t>(options.busy_timeout.count())));
+      const_cast<BusyTarget*>(busy_target(CommitSignal::of(db), options.busy_timeout.count())));
   db.exec("SELECT count(*) FROM sqlite_master");
 }
 

@@ -88,7 +88,7 @@ struct Worker::Impl {
     signal = CommitSignal::of(*db);
     guarded("prepare worker", [&] {
       data_version.emplace(*db);
-      lock_sharing.emplace(*data_version, on_file);
+      lock_sharing.emplace(*data_version, signal);
     });
     // Last: nothing may throw after it, or the signal would keep a watch that is gone.
     if (signal && file_watch) signal->add_watch(file_watch.get());
