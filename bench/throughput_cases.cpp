@@ -186,7 +186,7 @@ void run_enqueue_cases(Run& run, const Storage& storage) {
 
 void run_delivery_cases(Run& run, const Storage& storage) {
   for (auto [batch, events] :
-       {std::pair{1, run.size(4'000, 100)}, std::pair{64, run.size(100'000, 1'000)},
+       {std::pair{1, run.size(10'000, 100)}, std::pair{64, run.size(100'000, 1'000)},
         std::pair{512, run.size(200'000, 2'000)}}) {
     std::string what = "deliver batch " + std::to_string(batch);
     bool fan_out = batch == 512 && !storage.in_memory;
