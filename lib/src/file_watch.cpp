@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <ctime>
 #include <cstdint>
 #endif
 
@@ -110,14 +111,18 @@ bool FileWatch::wait(std::chrono::steady_clock::duration timeout, int also_reada
   if (!available()) return false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const auto left = std::max<long long>(
-        0, std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+    // In nanoseconds (ppoll): a worker waiting for a commit to be published pauses for tens of
+    // microseconds.
+    const long long left = std::max<long long>(
+        0, std::chrono::duration_cast<std::chrono::nanoseconds>(deadline -
+                                                                std::chrono::steady_clock::now())
                .count());
+    const timespec wait_for{static_cast<time_t>(left / 1'000'000'000),
+                            static_cast<long>(left % 1'000'000'000)};
     // Polled before anything is read: an idle worker's wait that times out costs this one call.
-    // poll() skips a negative descriptor.
+    // ppoll() skips a negative descriptor.
     pollfd fds[3] = {{inotify_, POLLIN, 0}, {interrupt_, POLLIN, 0}, {also_readable, POLLIN, 0}};
-    const int ready =
-        poll(fds, also_readable < 0 ? 2 : 3, static_cast<int>(std::min<long long>(left, INT_MAX)));
+    const int ready = ppoll(fds, also_readable < 0 ? 2 : 3, &wait_for, nullptr);
     if (ready < 0) return false;  // a signal (the CLI's Ctrl-C) ends the wait too
     // A signal that came just before poll() leaves its byte in the self-pipe.
     if (also_readable >= 0 && (fds[2].revents & POLLIN) != 0) return false;
