@@ -13,8 +13,8 @@
 
 #include <cerrno>
 #include <climits>
-#include <ctime>
 #include <cstdint>
+#include <ctime>
 #endif
 
 namespace sluice {
@@ -113,10 +113,10 @@ bool FileWatch::wait(std::chrono::steady_clock::duration timeout, int also_reada
   for (;;) {
     // In nanoseconds (ppoll): a worker waiting for a commit to be published pauses for tens of
     // microseconds.
-    const long long left = std::max<long long>(
-        0, std::chrono::duration_cast<std::chrono::nanoseconds>(deadline -
-                                                                std::chrono::steady_clock::now())
-               .count());
+    const long long left =
+        std::max<long long>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   deadline - std::chrono::steady_clock::now())
+                                   .count());
     const timespec wait_for{static_cast<time_t>(left / 1'000'000'000),
                             static_cast<long>(left % 1'000'000'000)};
     // Polled before anything is read: an idle worker's wait that times out costs this one call.
