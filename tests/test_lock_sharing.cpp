@@ -149,3 +149,25 @@ TEST_CASE(
   CHECK(sharing.gap_after(began, std::chrono::microseconds(200), false) ==
         Steady::duration::zero());
 }
+
+TEST_CASE(
+    "a step longer than 20 ms, a handler slower than the batch budget, is followed by a gap") {
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("app.db"));
+  DataVersion version(db);
+  LockSharing sharing(version, CommitSignal::of(db));
+  const Steady::time_point began = Steady::now();
+  CHECK(sharing.gap_after(began, std::chrono::milliseconds(60), false) >=
+        std::chrono::microseconds(300));
+  // The next 20 ms of holding start from there.
+  CHECK(sharing.gap_after(began, std::chrono::milliseconds(2), false) == Steady::duration::zero());
+}
+
+TEST_CASE("a worker on an in-memory database never leaves a gap: nobody can wait for it") {
+  SQLite::Database db = open_database(":memory:");
+  DataVersion version(db);
+  LockSharing sharing(version, CommitSignal::of(db));
+  REQUIRE(CommitSignal::of(db) == nullptr);
+  CHECK(sharing.gap_after(Steady::now(), std::chrono::milliseconds(60), true) ==
+        Steady::duration::zero());
+}

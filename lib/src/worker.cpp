@@ -45,7 +45,8 @@ constexpr int kIdleChecksEvery = 10;
 
 // A file-watch event may arrive before the commit that caused it is visible (the WAL is written
 // before the commit is published in the shared-memory index; a writer preempted in between
-// publishes later) or come from this worker's own commits and checkpoints. When neither
+// publishes later) or come from this worker's own commits and checkpoints (in the first round
+// after a wake; later rounds run with the watch muted). When neither
 // data_version nor the commit signal changed, the worker looks again after kFirstPublishPause,
 // then twice as long each time (at once on a newer event), this long in all after the last event,
 // before it sleeps until the next one. The writer publishes microseconds after its last WAL write,
