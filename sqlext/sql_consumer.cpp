@@ -55,6 +55,7 @@ void append_event(std::string& out, const ClaimedItem& item) {
 
 SqlConsumer::SqlConsumer(SQLite::Database& db, std::string name) : db_(db), name_(std::move(name)) {
   spec_.name = name_;
+  spec_.sql_claimer = true;
 }
 
 void SqlConsumer::load_spec() {
@@ -95,7 +96,10 @@ std::string SqlConsumer::claim(int limit) {
     deliverer_.reset();
     options_ = Options{};
     options_->batch_size = limit;
-    deliverer_.emplace(db_, *options_);
+    deliverer_.emplace(db_, *options_, "sql");
+    std::string names = "[";
+    append_json_string(names, name_);
+    deliverer_->claims().set_consumers(names + "]");
   }
   guarded("claim", [&] { deliverer_->step(spec_, claim_, false); });
   std::string events = "[";
@@ -149,6 +153,7 @@ bool SqlConsumer::finished(const ClaimedItem& item) {
 void SqlConsumer::done(const std::string& event_id) {
   guarded("sluice_done", [&] {
     const ClaimedItem& item = unfinished_item(event_id, "sluice_done");
+    check_held("sluice_done");
     const TimePoint now = system_clock()->now();
     SQLite::Statement seen(db_,
                            "INSERT INTO sluice_inbox (consumer_id, event_id, delivered_at) "
@@ -191,6 +196,7 @@ std::string SqlConsumer::fail(const std::string& event_id, const std::string& er
                               bool permanent) {
   return guarded("sluice_fail", [&] {
     const ClaimedItem& item = unfinished_item(event_id, "sluice_fail");
+    check_held("sluice_fail");
     const TimePoint now = system_clock()->now();
     const char* reason = permanent                                  ? "permanent"
                          : item.attempt >= spec_.retry.max_attempts ? "exhausted"
@@ -217,6 +223,11 @@ int SqlConsumer::release() {
   int released = 0;
   guarded("release", [&] {
     WriteTransaction tx(db_);
+    try {
+      deliverer_->claims().check_held(claim_->id);
+    } catch (const ClaimLost&) {
+      return;  // recovered by another worker: nothing of it is this connection's to give back
+    }
     for (const ClaimedItem& item : claim_->items) {
       if (finished(item)) continue;
       // As the engine's hold_back: due at once (or at its not-before time), no attempt spent.
@@ -225,9 +236,7 @@ int SqlConsumer::release() {
                      std::nullopt, schema::kDueAtOnce);
       ++released;
     }
-    SQLite::Statement drop(db_, "DELETE FROM sluice_claims WHERE id = ?");
-    drop.bind(1, static_cast<int64_t>(claim_->id));
-    drop.exec();
+    deliverer_->claims().close(claim_->id);
     tx.commit();
   });
   claim_.reset();
@@ -239,9 +248,16 @@ void SqlConsumer::drop_claim_if_finished() {
   for (auto item = claim_->items.rbegin(); item != claim_->items.rend(); ++item) {
     if (!finished(*item)) return;
   }
-  SQLite::Statement drop(db_, "DELETE FROM sluice_claims WHERE id = ?");
-  drop.bind(1, static_cast<int64_t>(claim_->id));
-  drop.exec();
+  deliverer_->claims().close(claim_->id);
+}
+
+void SqlConsumer::check_held(const char* operation) {
+  try {
+    deliverer_->claims().check_held(claim_->id);
+  } catch (const ClaimLost& lost) {
+    throw InvalidArgument(std::string("sluice: ") + operation + ": " + lost.what() +
+                          ": roll back this transaction's writes and claim again");
+  }
 }
 
 void SqlConsumer::write_delivery(const ClaimedItem& item, const char* state, int attempts,

@@ -52,6 +52,9 @@ class SqlConsumer {
   bool finished(const ClaimedItem& item);
   // Reads the consumer's row and subscriptions into spec_.
   void load_spec();
+  // Throws InvalidArgument, for `operation`, unless this connection still holds its claim (it
+  // may have been recovered meanwhile: claim_book.hpp).
+  void check_held(const char* operation);
   // Ends the claim row once no item is left; in the calling transaction.
   void drop_claim_if_finished();
   void write_delivery(const ClaimedItem& item, const char* state, int attempts,

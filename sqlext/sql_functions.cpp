@@ -123,8 +123,10 @@ void sluice_subscribe(sqlite3_context* ctx, int argc, Args argv) {
     if (consumer.empty() || topic.empty()) {
       throw InvalidArgument("sluice: sluice_subscribe: the consumer and the topic must be named");
     }
-    ConsumerOptions options;
-    RetryPolicy retry;
+    // Only what the call names is asked of an existing consumer: a consumer of a C++ worker,
+    // subscribed again from SQL, keeps its recorded options.
+    RecordedOptions options;
+    StartFrom start_from = StartFrom::kNow;
     if (sqlite3_value* given = arg(argc, argv, 2); !is_null(given)) {
       const nlohmann::json settings = nlohmann::json::parse(text(given), nullptr, false);
       if (!settings.is_object()) {
@@ -134,11 +136,11 @@ void sluice_subscribe(sqlite3_context* ctx, int argc, Args argv) {
       }
       for (const auto& [name, value] : settings.items()) {
         if (name == "start_from" && value == "oldest") {
-          options.start_from = StartFrom::kOldest;
+          start_from = StartFrom::kOldest;
         } else if (name == "start_from" && value == "now") {
-          options.start_from = StartFrom::kNow;
+          start_from = StartFrom::kNow;
         } else if (name == "max_attempts" && value.is_number_integer() && value.get<int>() >= 1) {
-          retry.max_attempts = value.get<int>();
+          options.max_attempts = value.get<int>();
         } else {
           throw InvalidArgument("sluice: sluice_subscribe: unknown option or value '" + name +
                                 "': " + value.dump() +
@@ -146,9 +148,8 @@ void sluice_subscribe(sqlite3_context* ctx, int argc, Args argv) {
         }
       }
     }
-    options.retry = retry;
-    sqlite3_result_int64(
-        ctx, record_subscription(c.db(), consumer, topic, options, retry, system_clock()->now()));
+    sqlite3_result_int64(ctx, record_subscription(c.db(), consumer, topic, options, start_from,
+                                                  system_clock()->now()));
   });
 }
 

@@ -42,7 +42,11 @@ int main(int argc, char** argv) {
     std::cerr << "usage: console_test_worker DB_FILE\n";
     return 2;
   }
+  // The orders example's consumers, as it recorded them in the file (one consumer, one set of
+  // options).
   sluice::Options options;
+  options.retry.max_attempts = 3;
+  options.retry.initial_backoff = std::chrono::milliseconds(200);
   options.poll_interval = std::chrono::milliseconds(50);
 
   // Block the stop signals before the worker starts its thread, so only sigwait() sees them.

@@ -851,6 +851,80 @@ static void test_metrics_text_is_the_prometheus_exposition(void) {
   fixture_close(&f);
 }
 
+/* A handler that blocks until the test opens its gate, so that the test acts while it runs. */
+typedef struct Gate {
+  pthread_mutex_t mutex;
+  pthread_cond_t changed;
+  int entered, open;
+} Gate;
+
+static int gated_handler(void* user_data, const sluice_event* event, sqlite3* conn,
+                         sluice_outcome* outcome) {
+  (void)event;
+  (void)conn;
+  (void)outcome;
+  Gate* gate = user_data;
+  pthread_mutex_lock(&gate->mutex);
+  gate->entered = 1;
+  pthread_cond_broadcast(&gate->changed);
+  while (!gate->open) pthread_cond_wait(&gate->changed, &gate->mutex);
+  pthread_mutex_unlock(&gate->mutex);
+  return SLUICE_DONE;
+}
+
+typedef struct Drain {
+  sluice_worker* worker;
+  sluice_drain_result result;
+  int code;
+} Drain;
+
+static void* drain_thread(void* arg) {
+  Drain* drain = arg;
+  char* error = NULL;
+  drain->code = sluice_worker_run_until_idle(drain->worker, &drain->result, &error);
+  sluice_free(error);
+  return NULL;
+}
+
+static void test_two_threads_on_one_worker_are_refused_not_interleaved(void) {
+  char* error = NULL;
+  Gate gate = {.entered = 0, .open = 0};
+  pthread_mutex_init(&gate.mutex, NULL);
+  pthread_cond_init(&gate.changed, NULL);
+  Fixture f;
+  f.db = open_file(f.path, sizeof f.path);
+  f.conn = sluice_db_handle(f.db);
+  CHECK_OK(sluice_worker_open(f.path, &f.worker, &error), error);
+  CHECK_OK(sluice_worker_subscribe(f.worker, "gated", "order.placed", gated_handler, &gate, NULL,
+                                   &error),
+           error);
+  const sluice_new_event event = {.topic = "order.placed", .payload = "{}"};
+  for (int i = 0; i < 5; ++i) enqueue_committed(f.conn, &event);
+  Drain drain = {.worker = f.worker};
+  pthread_t drainer;
+  pthread_create(&drainer, NULL, drain_thread, &drain);
+  pthread_mutex_lock(&gate.mutex);
+  while (!gate.entered) pthread_cond_wait(&gate.changed, &gate.mutex);
+  pthread_mutex_unlock(&gate.mutex);
+  /* The worker's connection is in the drain: a second driver is refused, nothing else happens. */
+  CHECK_ERROR(sluice_worker_start(f.worker, &error), SLUICE_INVALID, error, "run_until_idle");
+  CHECK_ERROR(sluice_worker_run_until_idle(f.worker, NULL, &error), SLUICE_INVALID, error,
+              "another thread");
+  CHECK_ERROR(sluice_worker_subscribe(f.worker, "other", "order.placed", gated_handler, &gate, NULL,
+                                      &error),
+              SLUICE_INVALID, error, "running");
+  pthread_mutex_lock(&gate.mutex);
+  gate.open = 1;
+  pthread_cond_broadcast(&gate.changed);
+  pthread_mutex_unlock(&gate.mutex);
+  pthread_join(drainer, NULL);
+  CHECK(drain.code == SLUICE_OK);
+  CHECK(drain.result.delivered == 5);
+  CHECK(count(f.conn, "SELECT count(*) FROM sluice_inbox") == 5);
+  CHECK(count(f.conn, "SELECT count(*) FROM sluice_claims") == 0);
+  fixture_close(&f);
+}
+
 int main(void) {
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
@@ -874,6 +948,7 @@ int main(void) {
   test_dead_letters_listed_replayed_and_discarded();
   test_backfill_redelivers_and_prune_deletes_finished_history();
   test_metrics_text_is_the_prometheus_exposition();
+  test_two_threads_on_one_worker_are_refused_not_interleaved();
 
   char command[512];
   snprintf(command, sizeof command, "rm -rf '%s'", dir);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "support/cli_fixture.hpp"
+#include "write_lock_holder.hpp"
 
 using namespace sluice;
 using sluice::test::ChildProcess;
@@ -244,5 +245,65 @@ TEST_CASE("a dead worker's claim is recovered within the claim lease, wherever i
   s.observer.stop();
   CHECK(s.observer_calls == 1);
   CHECK(s.stats().retries_total == 1);
+  CHECK(list_dead_letters(s.db, {}).empty());
+}
+
+TEST_CASE("a live worker's claim is not taken over while another connection holds the write lock") {
+  if (!namespaces_available()) return;
+  // One attempt: a claim taken over from its live owner would be dead-lettered as crashed.
+  Setup s(1);
+  ChildProcess owner(in_pid_namespace(holder(s.path, 1, s.fifo)));
+  REQUIRE(owner.wait_for_output(ChildProcess::Stream::kOut, "called " + s.event_id, seconds(30)));
+  s.observer.start();
+  {
+    // A bulk import or a VACUUM: the write lock held for several leases. No lease is renewed
+    // through it, and none needs to be.
+    sluice::testing::WriteLockHolder lock(s.path, s.dir.file("lock-holder.log"));
+    std::this_thread::sleep_for(kWindow);  // the observation window
+  }
+  // Once the lock is free, the observer is first to take it: it must still not take over.
+  CHECK_FALSE(eventually([&] { return s.observer_calls > 0; }, 2 * kLease));
+  s.observer.stop();
+  CHECK(s.observer_calls == 0);
+  CHECK(s.stats().retries_total == 0);
+
+  release(s.fifo);
+  s.check_delivered_without_retry();
+  CHECK(calls_in(owner.out()) == 1);
+}
+
+// Where the kernel lock cannot be had (here: a directory where the lock file would be), liveness
+// falls back to the lease, and a worker stalled past it (SIGSTOP: a suspended laptop, a debugger)
+// has its claim recovered by a worker that cannot look it up. Resumed, it must commit nothing for
+// the claim it lost, and what it claims afterwards must be a claim of its own: killed in the
+// middle of it, none of those events may be lost.
+TEST_CASE("a worker stalled past its lease and resumed commits nothing and loses nothing") {
+  if (!namespaces_available()) return;
+  Setup s(5);
+  REQUIRE(mkdir((s.path + "-sluice-lock").c_str(), 0700) == 0);
+  ChildProcess owner(without_proc(holder(s.path, 5, s.fifo)));
+  REQUIRE(owner.wait_for_output(ChildProcess::Stream::kOut, "called " + s.event_id, seconds(30)));
+  owner.signal(SIGSTOP);
+  s.observer.start();
+  REQUIRE(eventually([&] { return s.stats().delivered_total == 1; }, kLease + seconds(30)));
+  s.observer.stop();
+  CHECK(s.observer_calls == 1);  // the recovered event, retried once
+
+  Outbox outbox(s.db, s.options);
+  const std::string e2 = outbox.enqueue_now({.topic = "t"}).id;
+  const std::string e3 = outbox.enqueue_now({.topic = "t"}).id;
+  owner.signal(SIGCONT);
+  release(s.fifo);  // its handler of the first event returns: that outcome is not committed
+  REQUIRE(owner.wait_for_output(ChildProcess::Stream::kOut, "called " + e2, seconds(30)));
+  owner.signal(SIGKILL);
+  owner.wait(seconds(30));
+
+  s.observer.start();
+  REQUIRE(eventually([&] { return s.stats().delivered_total == 3; }, kLease + seconds(30)));
+  s.observer.stop();
+  CHECK(s.observer_calls == 3);
+  const ConsumerStats stats = s.stats();
+  CHECK(stats.pending == 0);
+  CHECK(stats.claimed == 0);
   CHECK(list_dead_letters(s.db, {}).empty());
 }

@@ -376,7 +376,7 @@ TEST_CASE("check says healthy with exit 0 and warns with exit 1, naming each che
   CliFixture f;
   f.init();
   f.enqueue_order(1);
-  f.deliver();
+  f.deliver(true);  // ordered: a dead letter below parks its key
   const auto healthy = f.sluice({"check", "--json"});
   CHECK(healthy.exit_code == 0);
   const auto report = json::parse(healthy.out);

@@ -65,7 +65,8 @@ TEST_CASE("a test replays an exported incident against a fixed handler, also in 
     SQLite::Backup copy(memory, file);
     copy.executeStep();
   }
-  Worker worker(memory);
+  // The consumer's options as the incident recorded them (one consumer, one set of options).
+  Worker worker(memory, f.options());
   std::vector<std::string> handled;
   worker.subscribe(
       "billing", "order.placed",
@@ -85,7 +86,7 @@ TEST_CASE("the testing kit loads an exported incident and replays it against a f
   const std::string incident = export_incident(f, bad);
   const std::string before = file_bytes(incident);
 
-  testing::Harness h = testing::Harness::from_incident(incident);
+  testing::Harness h = testing::Harness::from_incident(incident, f.options());
   const Event event = find_event(h.db(), bad);
   CHECK(testing::require_dead_lettered(h.db(), "billing", bad).last_error ==
         "order 2 rejected: card 'ORDER-2' declined");

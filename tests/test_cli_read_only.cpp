@@ -125,6 +125,9 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
         WHERE suspect = 1 AND state = 'pending';
       DROP TABLE sluice_audit;
               DROP INDEX sluice_events_created;
+      DROP TABLE sluice_workers;
+      ALTER TABLE sluice_claims DROP COLUMN worker_id;
+      DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
       UPDATE sluice_meta SET value = 3 WHERE name = 'schema_version';
     )sql");
   }
@@ -134,7 +137,7 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
     const auto result = f.sluice(command);
     CHECK(result.exit_code == (command[0] == "check" ? 4 : 5));
     const std::string& text = command[0] == "check" ? result.out : result.err;
-    CHECK(text.find("schema version 3 is older than this sluice's 5") != std::string::npos);
+    CHECK(text.find("schema version 3 is older than this sluice's 6") != std::string::npos);
     CHECK(text.find("sluice migrate") != std::string::npos);
     check_unchanged(f.db_path, before);
   }
@@ -145,9 +148,9 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
 
   const auto migrated = f.sluice({"migrate"});
   CHECK(migrated.exit_code == 0);
-  CHECK(migrated.out == "migrated " + f.db_path + " from schema version 3 to 5\n");
+  CHECK(migrated.out == "migrated " + f.db_path + " from schema version 3 to 6\n");
   CHECK(f.json({"dlq", "show", id})["event"]["id"] == id);
-  CHECK(f.sluice({"migrate"}).out == f.db_path + " is at schema version 5 already\n");
+  CHECK(f.sluice({"migrate"}).out == f.db_path + " is at schema version 6 already\n");
 }
 
 TEST_CASE("migrate refuses a file that is not a sluice file and creates none") {

@@ -25,7 +25,8 @@ struct Stepper {
   Stepper(SQLite::Database& db, const Options& options, TimePoint now) : deliverer(db, options) {
     spec.name = "c";
     spec.retry = options.retry;
-    spec.id = record_subscription(db, spec.name, "t", spec.options, spec.retry, now);
+    spec.id = record_subscription(db, spec.name, "t", RecordedOptions::of(spec.options, spec.retry),
+                                  spec.options.start_from, now);
     spec.handlers["t"] = [this, record = recording("c")](const Event& event, Context& ctx) {
       ++calls;  // a second claim of an event calls again, though the inbox undoes its effect
       record(event, ctx);

@@ -91,8 +91,12 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema version 5 added, dropped: turns a new file back into one of an older version.
+// What schema versions 5 and 6 added, dropped: turns a new file back into one of an older
+// version.
 const char* const kWithoutVersion5 = R"sql(
+  DROP TABLE sluice_workers;
+  ALTER TABLE sluice_claims DROP COLUMN worker_id;
+  DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
   DROP TABLE sluice_audit;
   DROP INDEX sluice_events_created;
 )sql";
@@ -309,4 +313,29 @@ TEST_CASE("a version 4 file gains the audit log and the creation time index") {
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].id == id);
   CHECK(list_events(db, {.topic = "t", .key = "k"}).size() == 1);
+}
+
+TEST_CASE("a version 5 file gains the worker registry and ids that are never reused") {
+  TempDir dir;
+  const std::string path = dir.file("v5.db");
+  {
+    SQLite::Database db = open_database(path);
+    db.exec(R"sql(
+      DROP TABLE sluice_workers;
+      ALTER TABLE sluice_claims DROP COLUMN worker_id;
+      DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
+      UPDATE sluice_meta SET value = 5 WHERE name = 'schema_version';
+      INSERT INTO sluice_consumers (id, name, cursor, mode, ordered, max_attempts, retry_span_ms,
+        created_at) VALUES (3, 'old', 0, 'in-transaction', 0, 5, 1000, 0);
+      INSERT INTO sluice_claims (id, consumer_id, owner, pid, from_seq, to_seq, lease_until,
+        created_at) VALUES (7, 3, '1:2:3', 1, 0, 0, 0, 0);
+    )sql");
+  }
+  SQLite::Database db = open_database(path);
+  CHECK(stored_schema_version(db) == schema_version());
+  CHECK(db.execAndGet("SELECT value FROM sluice_meta WHERE name = 'claim_ids'").getInt64() == 7);
+  CHECK(db.execAndGet("SELECT value FROM sluice_meta WHERE name = 'consumer_ids'").getInt64() == 3);
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_workers").getInt() == 0);
+  // The claim of before the migration names no registered worker: its liveness is its lease's.
+  CHECK(db.execAndGet("SELECT worker_id IS NULL FROM sluice_claims WHERE id = 7").getInt() == 1);
 }

@@ -18,7 +18,9 @@ struct BatchConsumer {
     spec.name = "relay";
     spec.options.mode = DeliveryMode::kOutsideTransaction;
     spec.retry = f.options.retry;
-    spec.id = record_subscription(f.db, spec.name, "t", spec.options, spec.retry, f.clock->now());
+    spec.id =
+        record_subscription(f.db, spec.name, "t", RecordedOptions::of(spec.options, spec.retry),
+                            spec.options.start_from, f.clock->now());
     spec.batch_handlers["t"] = [this](const std::vector<Event>& events) {
       batches.push_back(events.size());
       for (const Event& e : events) handed.push_back(std::stoi(e.payload));

@@ -1,11 +1,12 @@
 #include "sluice/consumer_removal.hpp"
 
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
+#include "claim_book.hpp"
 #include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
-#include "process_identity.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
 #include "time_format.hpp"
@@ -45,11 +46,18 @@ std::optional<TimePoint> last_active(SQLite::Database& db, std::int64_t consumer
 std::string live_worker(SQLite::Database& db, std::int64_t consumer, const ConsumerRemoval& found,
                         const RemoveConsumerOptions& removal, TimePoint now) {
   SQLite::Statement claims(
-      db, "SELECT owner, pid, lease_until FROM sluice_claims WHERE consumer_id = ?");
+      db,
+      "SELECT c.owner, c.pid, c.lease_until, c.worker_id, w.locked FROM sluice_claims c LEFT JOIN "
+      "sluice_workers w ON w.id = c.worker_id WHERE c.consumer_id = ?");
   claims.bind(1, static_cast<int64_t>(consumer));
+  const char* file = sqlite3_db_filename(db.getHandle(), "main");
+  ClaimLiveness liveness(file != nullptr ? file : "");
   while (claims.executeStep()) {
-    const TimePoint lease_until(Duration(claims.getColumn(2).getInt64()));
-    if (!claim_abandoned(claims.getColumn(0).getString(), lease_until, now)) {
+    ClaimLiveness::Owner owner{.owner = claims.getColumn(0).getString(),
+                               .lease_until = TimePoint(Duration(claims.getColumn(2).getInt64()))};
+    if (!claims.getColumn(3).isNull()) owner.worker_id = claims.getColumn(3).getInt64();
+    if (!claims.getColumn(4).isNull()) owner.locked = claims.getColumn(4).getInt() != 0;
+    if (!liveness.abandoned(owner, now)) {
       return "a claim of process " + std::to_string(claims.getColumn(1).getInt64()) +
              ", which still runs or whose lease has not run out";
     }

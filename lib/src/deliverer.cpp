@@ -109,29 +109,19 @@ std::string write_delivery_sql(std::size_t rows) {
 
 }  // namespace
 
-Deliverer::Deliverer(SQLite::Database& db, const Options& options)
+Deliverer::Deliverer(SQLite::Database& db, const Options& options, const char* kind)
     : db_(db),
       options_(options),
       clock_(options.clock ? options.clock : system_clock()),
+      claims_(db, options_, kind),
       guard_(db),
+      durable_claims_(db),
       begin_(db, "BEGIN IMMEDIATE"),
       commit_(db, "COMMIT"),
       update_consumer_(db,
                        "UPDATE sluice_consumers SET cursor = coalesce(?5, cursor), "
                        "delivered_total = delivered_total + ?2, retries_total = retries_total + "
                        "?3, snoozed_total = snoozed_total + ?4 WHERE id = ?1"),
-      claims_of_consumer_(db,
-                          "SELECT id, owner, from_seq, to_seq, lease_until FROM sluice_claims "
-                          "WHERE consumer_id = ? AND owner <> ?"),
-      insert_claim_(db,
-                    "INSERT INTO sluice_claims (consumer_id, owner, pid, from_seq, to_seq, "
-                    "lease_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-      advance_claim_(db, "UPDATE sluice_claims SET from_seq = ?2 WHERE id = ?1"),
-      move_claim_end_(db, "UPDATE sluice_claims SET to_seq = ?2 WHERE id = ?1"),
-      renew_claim_(db,
-                   "UPDATE sluice_claims SET from_seq = ?2, to_seq = ?3, lease_until = ?4, "
-                   "created_at = ?5 WHERE id = ?1"),
-      delete_claim_(db, "DELETE FROM sluice_claims WHERE id = ?"),
       unhandled_in_range_(
           db, event_query(" FROM sluice_events e CROSS JOIN sluice_subscriptions s "
                           "WHERE e.seq > ?1 AND e.seq <= ?2 AND s.consumer_id = ?3 "
@@ -209,11 +199,36 @@ Outbox& Deliverer::outbox() {
 }
 
 StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping) {
-  if (in_hand) {
-    return spec.options.mode == DeliveryMode::kInTransaction
-               ? deliver_in_transaction(spec, in_hand, stopping)
-               : deliver_outside(spec, in_hand, stopping);
+  if (spec.gone) return {};
+  try {
+    if (in_hand) {
+      return spec.options.mode == DeliveryMode::kInTransaction
+                 ? deliver_in_transaction(spec, in_hand, stopping)
+                 : deliver_outside(spec, in_hand, stopping);
+    }
+    return claim_step(spec, in_hand, stopping);
+  } catch (const ClaimLost& lost) {
+    // Rolled back: nothing of the step committed. The events are the recovering worker's now.
+    log_to(options_, LogLevel::kError, "claim lost; its step is abandoned",
+           {{"consumer", spec.name},
+            {"claim", std::to_string(in_hand ? in_hand->id : 0)},
+            {"error", lost.what()}});
+    if (in_hand) recycle(*in_hand);
+    in_hand.reset();
+    StepResult result;
+    result.progressed = true;
+    return result;
+  } catch (const ConsumerGone& gone) {
+    log_to(options_, LogLevel::kError, "consumer removed; this worker stops delivering for it",
+           {{"consumer", spec.name}, {"error", gone.what()}});
+    spec.gone = true;
+    if (in_hand) recycle(*in_hand);
+    in_hand.reset();
+    return {};
   }
+}
+
+StepResult Deliverer::claim_step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping) {
   StepResult result;
   if (stopping) return result;
   const TimePoint now = clock_->now();
@@ -222,6 +237,8 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   if (now < spec.latest_now || spec.latest_now == TimePoint::min()) reanchor_retries(spec, now);
   spec.latest_now = now;
   if (!has_work(spec, now)) return result;
+  const DurableClaims::Scope durable =
+      spec.hands_out() ? durable_claims_.scope() : DurableClaims::Scope(nullptr);
   WriteTransaction tx = begin_write();
   const auto locked = std::chrono::steady_clock::now();
   recover_abandoned(spec, now, result);
@@ -255,6 +272,7 @@ void Deliverer::reanchor_retries(const ConsumerSpec& spec, TimePoint now) {
 }
 
 bool Deliverer::may_step(ConsumerSpec& spec) {
+  if (spec.gone) return false;
   const TimePoint now = clock_->now();
   // The clock set back (or a worker new to the file): step() re-anchors retries, a write.
   if (now < spec.latest_now || spec.latest_now == TimePoint::min()) return true;
@@ -281,20 +299,9 @@ bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
 }
 
 bool Deliverer::foreign_claims(const ConsumerSpec& spec, TimePoint now, bool& live_ones) {
-  bool abandoned = false;
-  rewind(claims_of_consumer_);
-  claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
-  claims_of_consumer_.bindNoCopy(2, identity_.owner());
-  while (!abandoned && claims_of_consumer_.executeStep()) {
-    const TimePoint lease_until(Duration(claims_of_consumer_.getColumn(4).getInt64()));
-    if (!claim_abandoned(claims_of_consumer_.getColumn(1).getString(), lease_until, now)) {
-      live_ones = true;
-    } else {
-      abandoned = true;
-    }
-  }
-  rewind(claims_of_consumer_);
-  return abandoned;
+  const std::vector<ClaimBook::Foreign> found = claims_.foreign(spec.id, now, true);
+  live_ones = !found.empty() && !found.back().abandoned;
+  return !found.empty() && found.back().abandoned;
 }
 
 void Deliverer::bind_due(SQLite::Statement& due, ConsumerSpec& spec, TimePoint now, int limit) {
@@ -330,26 +337,9 @@ void Deliverer::refresh_topic_filter(ConsumerSpec& spec) {
 }
 
 void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult& result) {
-  struct Abandoned {
-    std::int64_t id;
-    std::string owner;
-    std::int64_t from_seq;
-    std::int64_t to_seq;
-  };
-  std::vector<Abandoned> abandoned;
-  rewind(claims_of_consumer_);
-  claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
-  claims_of_consumer_.bindNoCopy(2, identity_.owner());
-  while (claims_of_consumer_.executeStep()) {
-    std::string owner = claims_of_consumer_.getColumn(1).getString();
-    const TimePoint lease_until(Duration(claims_of_consumer_.getColumn(4).getInt64()));
-    if (!claim_abandoned(owner, lease_until, now)) continue;
-    abandoned.push_back({claims_of_consumer_.getColumn(0).getInt64(), std::move(owner),
-                         claims_of_consumer_.getColumn(2).getInt64(),
-                         claims_of_consumer_.getColumn(3).getInt64()});
-  }
-  rewind(claims_of_consumer_);
-  for (const Abandoned& claim : abandoned) {
+  std::vector<ClaimBook::Foreign> abandoned = claims_.foreign(spec.id, now);
+  std::erase_if(abandoned, [](const ClaimBook::Foreign& claim) { return !claim.abandoned; });
+  for (const ClaimBook::Foreign& claim : abandoned) {
     const std::string error = "crashed: the worker (" + claim.owner +
                               ") died while handling this event; its claim was recovered";
     std::vector<std::pair<Event, int>> victims;
@@ -369,7 +359,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     const long long dead_before = result.dead_lettered;
     for (const auto& [event, attempt] : victims)
       record_crash(spec, event, attempt, victims.size(), error, now, result);
-    drop_claim(claim.id);
+    claims_.close(claim.id);
+    if (claim.worker_id) claims_.forget_worker_if_done(*claim.worker_id);
     if (victims.empty()) continue;
     // One line per claim: a relay killed with thousands of events claimed logged a line each.
     const long long dead = result.dead_lettered - dead_before;
@@ -453,7 +444,8 @@ Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec) {
   rewind(claim_start_);
   claim_start_.bind(1, static_cast<int64_t>(spec.id));
   if (!claim_start_.executeStep()) {
-    throw NotFound("sluice: consumer '" + spec.name + "' is no longer in the file");
+    throw ConsumerGone("sluice: consumer '" + spec.name +
+                       "' is no longer in the file (removed, perhaps added again under a new id)");
   }
   ClaimStart start;
   start.cursor = claim_start_.getColumn(0).getInt64();
@@ -507,17 +499,10 @@ void Deliverer::note_committed(Committed after) {
 
 std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bool& moved,
                                            std::int64_t finished_claim) {
-  if (spec.options.ordered) {
-    // One claim at a time per ordered consumer, or two workers could reorder a key.
-    rewind(claims_of_consumer_);
-    claims_of_consumer_.bind(1, static_cast<int64_t>(spec.id));
-    claims_of_consumer_.bindNoCopy(2, identity_.owner());
-    const bool busy = claims_of_consumer_.executeStep();
-    rewind(claims_of_consumer_);
-    if (busy) {
-      if (finished_claim != 0) drop_claim(finished_claim);
-      return std::nullopt;
-    }
+  // One claim at a time per ordered consumer, or two workers could reorder a key.
+  if (spec.options.ordered && claims_.any_foreign(spec.id)) {
+    if (finished_claim != 0) claims_.close(finished_claim);
+    return std::nullopt;
   }
   const ClaimStart at = claim_start(spec, now);
   const std::int64_t cursor = at.cursor;
@@ -526,23 +511,9 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
   Claim claim;
   claim.items = std::move(spare_items_);
   claim.backfills = backfills_in_transaction();
-  const TimePoint lease_until = add_saturating(now, options_.claim_lease);
-  if (finished_claim != 0) {
-    // Renewed below, once its range is known: one write instead of a delete and an insert (and
-    // their entries in the consumer index).
-    claim.id = finished_claim;
-  } else {
-    rewind(insert_claim_);
-    insert_claim_.bind(1, static_cast<int64_t>(spec.id));
-    insert_claim_.bindNoCopy(2, identity_.owner());
-    insert_claim_.bind(3, static_cast<int64_t>(identity_.pid()));
-    insert_claim_.bind(4, static_cast<int64_t>(cursor));
-    insert_claim_.bind(5, static_cast<int64_t>(cursor));
-    insert_claim_.bind(6, static_cast<int64_t>(to_millis(lease_until)));
-    insert_claim_.bind(7, static_cast<int64_t>(to_millis(now)));
-    insert_claim_.exec();
-    claim.id = db_.getLastInsertRowid();
-  }
+  // A finished claim is renewed below, once its range is known: one write instead of a delete
+  // and an insert (and their entries in the consumer index).
+  claim.id = finished_claim != 0 ? finished_claim : claims_.open(spec.id, cursor, now);
 
   // Events whose batch crashed are retried in ever smaller groups, apart from other work, so a
   // poison event cannot take innocent ones down with it again and again.
@@ -559,20 +530,14 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
     moved = end != cursor;
   }
   if (claim.items.empty()) {
-    drop_claim(claim.id);
+    claims_.close(claim.id);
     recycle(claim);
     return std::nullopt;
   }
   if (finished_claim != 0) {
-    rewind(renew_claim_);
-    renew_claim_.bind(1, static_cast<int64_t>(claim.id));
-    renew_claim_.bind(2, static_cast<int64_t>(cursor));
-    renew_claim_.bind(3, static_cast<int64_t>(end));
-    renew_claim_.bind(4, static_cast<int64_t>(to_millis(lease_until)));
-    renew_claim_.bind(5, static_cast<int64_t>(to_millis(now)));
-    renew_claim_.exec();
+    claims_.renew(claim.id, cursor, end, now);
   } else if (moved) {
-    move_claim_end(claim.id, end);
+    claims_.move_end(claim.id, end);
   }
   std::sort(claim.items.begin(), claim.items.end(),
             [](const ClaimedItem& a, const ClaimedItem& b) { return a.event.seq < b.event.seq; });
@@ -647,13 +612,6 @@ std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int6
   return read_to;
 }
 
-void Deliverer::move_claim_end(std::int64_t claim_id, std::int64_t to_seq) {
-  rewind(move_claim_end_);
-  move_claim_end_.bind(1, static_cast<int64_t>(claim_id));
-  move_claim_end_.bind(2, static_cast<int64_t>(to_seq));
-  move_claim_end_.exec();
-}
-
 bool Deliverer::any_key_held(const ConsumerSpec& spec) {
   rewind(any_key_held_);
   any_key_held_.bind(1, static_cast<int64_t>(spec.id));
@@ -677,7 +635,7 @@ void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   if (room <= 0) return;
   const ClaimStart at = read_claim_start(spec);
   const std::int64_t end = claim_fresh(spec, now, at.cursor, at.newest, room, claim);
-  if (end != at.cursor) move_claim_end(claim.id, end);
+  if (end != at.cursor) claims_.move_end(claim.id, end);
 }
 
 void Deliverer::claim_due(ConsumerSpec& spec, TimePoint now, std::int64_t claim_id,
@@ -735,6 +693,8 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
   for (bool committed = false; !committed;) {
     try {
       WriteTransaction tx = begin_write();
+      // Before any handler runs: a resumed worker whose claim was recovered calls none.
+      claims_.check_held(claim.id);
       const auto began = std::chrono::steady_clock::now();
       const TimePoint now = clock_->now();
       release_after_backfill(spec, claim);
@@ -789,18 +749,13 @@ std::optional<Claim> Deliverer::commit_step(WriteTransaction& tx, ConsumerSpec& 
   // A finished claim's row is renewed for the next claim, or deleted if there is none.
   const bool renew = claim.done() && !stopping;
   if (claim.done() && stopping) {
-    drop_claim(claim.id);
+    claims_.close(claim.id);
   } else if (!claim.done()) {
     std::int64_t progress = -1;
     for (std::size_t i = start; i < claim.next; ++i) {
       if (claim.items[i].fresh) progress = claim.items[i].event.seq;
     }
-    if (progress >= 0) {
-      rewind(advance_claim_);
-      advance_claim_.bind(1, static_cast<int64_t>(claim.id));
-      advance_claim_.bind(2, static_cast<int64_t>(progress));
-      advance_claim_.exec();
-    }
+    if (progress >= 0) claims_.advance(claim.id, progress);
   }
   add_counters(result);
   result.progressed = true;
@@ -916,6 +871,8 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
   StepResult result;
   Claim& claim = *in_hand;
   std::optional<Claim> next;
+  // Every commit here may claim more (commit_step, extend_claim) for handlers to come.
+  const DurableClaims::Scope durable = durable_claims_.scope();
   const auto began = std::chrono::steady_clock::now();
   OutsideGroup group = prepare_outside(spec, claim, claim.next);
   run_outside(group);
@@ -944,6 +901,8 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     StepResult committed;
     try {
       WriteTransaction tx = begin_write();
+      // A worker that stalled in its handler past the recovery of its claim commits nothing.
+      claims_.check_held(claim.id);
       const auto locked = std::chrono::steady_clock::now();
       const TimePoint now = clock_->now();
       fresh_done_.clear();
@@ -1315,19 +1274,21 @@ void Deliverer::write_deferred_rows() {
 void Deliverer::release(ConsumerSpec& spec, std::optional<Claim>& in_hand) {
   if (!in_hand) return;
   WriteTransaction tx = begin_write();
+  try {
+    claims_.check_held(in_hand->id);
+  } catch (const ClaimLost&) {
+    // Recovered by another worker: nothing of it is this one's to give back.
+    recycle(*in_hand);
+    in_hand.reset();
+    return;
+  }
   for (std::size_t i = in_hand->next; i < in_hand->items.size(); ++i) {
     hold_back(spec, in_hand->items[i], "released");
   }
-  drop_claim(in_hand->id);
+  claims_.close(in_hand->id);
   tx.commit();
   recycle(*in_hand);
   in_hand.reset();
-}
-
-void Deliverer::drop_claim(std::int64_t claim_id) {
-  rewind(delete_claim_);
-  delete_claim_.bind(1, static_cast<int64_t>(claim_id));
-  delete_claim_.exec();
 }
 
 void Deliverer::recycle(Claim& finished) {

@@ -15,9 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "claim_book.hpp"
+#include "durable_claims.hpp"
 #include "handler_context.hpp"
 #include "handler_thread.hpp"
-#include "process_identity.hpp"
 #include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
 #include "sluice/outbox.hpp"
@@ -41,6 +42,16 @@ struct ConsumerSpec {
   std::string handled_topics;
   bool has_handler(const std::string& topic) const {
     return handlers.count(topic) + batch_handlers.count(topic) > 0;
+  }
+  // Set once the consumer's row is no longer in the file (removed, perhaps added again under a
+  // new id): this worker delivers nothing more for it.
+  bool gone = false;
+  // Set for a consumer driven from SQL: the app may act outside the file on what it claims.
+  bool sql_claimer = false;
+  // Whether what it claims may leave the file before its outcome commits: its claims are then
+  // made durable first (durable_claims.hpp).
+  bool hands_out() const {
+    return sql_claimer || options.mode == DeliveryMode::kOutsideTransaction;
   }
 };
 
@@ -89,7 +100,8 @@ struct StepResult {
 // Not thread-safe: bound to one connection, used by one thread at a time.
 class Deliverer {
  public:
-  Deliverer(SQLite::Database& db, const Options& options);
+  // `kind` is what the file records for its worker (claim_book.hpp): "worker" or "sql".
+  Deliverer(SQLite::Database& db, const Options& options, const char* kind = "worker");
   ~Deliverer();
   Deliverer(const Deliverer&) = delete;
   Deliverer& operator=(const Deliverer&) = delete;
@@ -97,7 +109,9 @@ class Deliverer {
   // One step for `spec`: with no claim in hand, claims work in a short transaction; with one,
   // delivers it (in-transaction consumers: one transaction within the time budget, which also
   // claims the next batch unless `stopping`). On an exception nothing of the step is kept and
-  // the claim in hand is retried by the next step without spending attempts.
+  // the claim in hand is retried by the next step without spending attempts. A claim in hand
+  // that is no longer this worker's (claim_book.hpp) is dropped with nothing of the step
+  // committed; a consumer no longer in the file is marked spec.gone, and steps for it do nothing.
   StepResult step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
 
   // Whether step() for `spec` with no claim in hand may do anything: false only when it would
@@ -109,9 +123,13 @@ class Deliverer {
   void release(ConsumerSpec& spec, std::optional<Claim>& in_hand);
 
   // The owner recorded on this deliverer's claims (see process_identity.hpp).
-  const std::string& owner() const { return identity_.owner(); }
+  const std::string& owner() const { return claims_.owner(); }
+  // This deliverer's claims and registration (claim_book.hpp).
+  ClaimBook& claims() { return claims_; }
 
  private:
+  // step() without a claim in hand.
+  StepResult claim_step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   // Whether a step would deliver, claim, recover or move anything, asked without a write
   // transaction: an idle worker must not write (an edge device's battery and flash).
   bool has_work(ConsumerSpec& spec, TimePoint now);
@@ -146,7 +164,6 @@ class Deliverer {
   // not given.
   std::int64_t claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
                            std::optional<std::int64_t> newest, int room, Claim& claim);
-  void move_claim_end(std::int64_t claim_id, std::int64_t to_seq);
   // What a claim and has_work start from, in one statement (three before): the consumer's cursor,
   // the newest seq (unknown when claim_start knew the rest), and when its earliest pending row
   // is due (when none is due at `now`, the usual case, the claim's three queries for due rows are
@@ -305,7 +322,6 @@ class Deliverer {
   void write_deferred_rows();
   void log(LogLevel level, const char* message, const ConsumerSpec& spec, const Event& event,
            int attempt, const std::string& error, TimePoint now);
-  void drop_claim(std::int64_t claim_id);
   // Keeps a finished claim's item buffer for the next claim: a new one each time cost a large
   // allocation and its free, which make malloc consolidate its free lists.
   void recycle(Claim& finished);
@@ -314,8 +330,9 @@ class Deliverer {
   SQLite::Database& db_;
   Options options_;
   std::shared_ptr<Clock> clock_;
-  WorkerIdentity identity_;
+  ClaimBook claims_;
   TransactionControlGuard guard_;
+  DurableClaims durable_claims_;
   std::unique_ptr<Outbox> outbox_;
   // Where a batch handler runs while the batch before commits.
   HandlerThread handler_thread_;
@@ -346,12 +363,6 @@ class Deliverer {
   SQLite::Statement begin_;
   SQLite::Statement commit_;
   SQLite::Statement update_consumer_;
-  SQLite::Statement claims_of_consumer_;
-  SQLite::Statement insert_claim_;
-  SQLite::Statement advance_claim_;
-  SQLite::Statement move_claim_end_;
-  SQLite::Statement renew_claim_;
-  SQLite::Statement delete_claim_;
   SQLite::Statement unhandled_in_range_;
   SQLite::Statement claimed_rows_;
   SQLite::Statement due_rows_;

@@ -175,9 +175,31 @@ CREATE TABLE sluice_audit (
 CREATE INDEX sluice_events_created ON sluice_events (created_at);
 )sql";
 
+// Fenced ownership (claim_book.hpp). Claim and consumer ids come from counters in sluice_meta,
+// never reused: INTEGER PRIMARY KEY reuses the largest id once its row is deleted, so a worker
+// that stalled past the recovery of its claim "renewed" the next worker's claim, and a consumer
+// removed and added again under its old id had its old worker deliver the new one's events. The
+// workers that claim are registered, each holding a kernel lock on the byte of its id in the
+// lock file beside the database while it lives (liveness_lock.hpp).
+static const char* const kVersion6 = R"sql(
+CREATE TABLE sluice_workers (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: its byte in the lock file
+  pid        INTEGER NOT NULL,
+  host       TEXT NOT NULL,
+  kind       TEXT NOT NULL,              -- 'worker' (C++ or C API) or 'sql' (a connection)
+  consumers  TEXT NOT NULL,              -- JSON array of the consumers' names
+  locked     INTEGER NOT NULL,           -- 1: holds its kernel lock; 0: liveness by lease
+  started_at INTEGER NOT NULL
+);
+ALTER TABLE sluice_claims ADD COLUMN worker_id INTEGER;  -- null: made before version 6
+INSERT INTO sluice_meta (name, value) SELECT 'claim_ids', coalesce(max(id), 0) FROM sluice_claims;
+INSERT INTO sluice_meta (name, value)
+  SELECT 'consumer_ids', coalesce(max(id), 0) FROM sluice_consumers;
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4,
-                                               kVersion5};
+  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3,
+                                               kVersion4, kVersion5, kVersion6};
   return all;
 }
 

@@ -14,6 +14,7 @@
 #include "deliverer.hpp"
 #include "file_watch.hpp"
 #include "idle_check.hpp"
+#include "json_string.hpp"
 #include "lease_keeper.hpp"
 #include "lock_sharing.hpp"
 #include "log_to.hpp"
@@ -54,9 +55,9 @@ constexpr int kIdleChecksEvery = 10;
 constexpr auto kFirstPublishPause = std::chrono::microseconds(62);
 constexpr auto kPublishPatience = std::chrono::milliseconds(127);
 
+// Where each subscription starts (start_from) is the subscription's own, not the consumer's.
 bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
-  return a.mode == b.mode && a.ordered == b.ordered && a.start_from == b.start_from &&
-         a.retry.has_value() == b.retry.has_value();
+  return a.mode == b.mode && a.ordered == b.ordered && a.retry.has_value() == b.retry.has_value();
 }
 
 }  // namespace
@@ -106,7 +107,9 @@ struct Worker::Impl {
                          const ConsumerOptions& consumer_options) {
     if (name.empty()) throw InvalidArgument("sluice: subscribe: the consumer name is empty");
     if (topic.empty()) throw InvalidArgument("sluice: subscribe: the topic is empty");
-    if (running.load()) throw InvalidArgument("sluice: subscribe: the worker is running");
+    if (running.load() || draining.load()) {
+      throw InvalidArgument("sluice: subscribe: the worker is running");
+    }
     const RetryPolicy retry = consumer_options.retry.value_or(options.retry);
     retry.validate();
     auto found = std::find_if(consumers.begin(), consumers.end(),
@@ -122,7 +125,8 @@ struct Worker::Impl {
       }
     }
     const std::int64_t id = guarded("subscribe", [&] {
-      return record_subscription(*db, name, topic, consumer_options, retry, clock->now());
+      return record_subscription(*db, name, topic, RecordedOptions::of(consumer_options, retry),
+                                 consumer_options.start_from, clock->now());
     });
     if (found != consumers.end()) return *found;
     Consumer& added = consumers.emplace_back();
@@ -130,6 +134,7 @@ struct Worker::Impl {
     added.spec.name = name;
     added.spec.options = consumer_options;
     added.spec.retry = retry;
+    record_consumer_names();
     return added;
   }
 
@@ -179,7 +184,8 @@ struct Worker::Impl {
       if ((!stepped.empty() && stepped[i]) || !may_step[i]) continue;
       progressed = step(consumers[i], stopping, totals) || progressed;
     }
-    if (lease_keeper) lease_keeper->hold(holds_claims());
+    forget_gone_consumers();
+    hold_leases();
     return progressed;
   }
 
@@ -210,6 +216,31 @@ struct Worker::Impl {
       }
       return wake_order->first();
     });
+  }
+
+  // A consumer removed from the file while this worker ran (Deliverer::step logged it).
+  void forget_gone_consumers() {
+    const auto gone = std::remove_if(consumers.begin(), consumers.end(),
+                                     [](const Consumer& c) { return c.spec.gone; });
+    if (gone == consumers.end()) return;
+    consumers.erase(gone, consumers.end());
+    idle_check.reset();
+    wake_order.reset();
+    record_consumer_names();
+  }
+
+  void record_consumer_names() {
+    std::string names = "[";
+    for (const Consumer& consumer : consumers) {
+      if (names.size() > 1) names += ',';
+      append_json_string(names, consumer.spec.name);
+    }
+    deliverer->claims().set_consumers(names + "]");
+  }
+
+  // Only a worker without its kernel lock (claim_book.hpp) renews leases.
+  void hold_leases() {
+    if (lease_keeper) lease_keeper->hold(holds_claims() && deliverer->claims().needs_lease());
   }
 
   bool holds_claims() const {
@@ -385,7 +416,8 @@ struct Worker::Impl {
         log_error("worker could not release its claim on stop", e);
       }
     }
-    if (lease_keeper) lease_keeper->hold(holds_claims());
+    hold_leases();
+    if (!holds_claims()) deliverer->claims().unregister_worker();
   }
 
   Options options;
@@ -406,6 +438,8 @@ struct Worker::Impl {
   std::mutex lifecycle_mutex;
   std::thread thread;
   std::atomic<bool> running{false};
+  // run_until_idle() is delivering on a caller's thread (set under lifecycle_mutex).
+  std::atomic<bool> draining{false};
   std::atomic<bool> stop_requested{false};
   std::mutex wake_mutex;
   std::condition_variable wake;
@@ -442,6 +476,7 @@ Worker::~Worker() {
 void Worker::subscribe(const std::string& consumer, const std::string& topic, Handler handler,
                        const ConsumerOptions& options) {
   if (!handler) throw InvalidArgument("sluice: subscribe: the handler is empty");
+  std::lock_guard lock(impl_->lifecycle_mutex);
   impl_->consumer_for(consumer, topic, options).spec.handlers[topic] = std::move(handler);
 }
 
@@ -452,12 +487,18 @@ void Worker::subscribe_batch(const std::string& consumer, const std::string& top
     throw InvalidArgument("sluice: subscribe_batch: consumer '" + consumer +
                           "' must run outside the transaction (DeliveryMode::kOutsideTransaction)");
   }
+  std::lock_guard lock(impl_->lifecycle_mutex);
   impl_->consumer_for(consumer, topic, options).spec.batch_handlers[topic] = std::move(handler);
 }
 
 void Worker::start() {
   std::lock_guard lock(impl_->lifecycle_mutex);
   if (impl_->running.load()) return;
+  if (impl_->draining.load()) {
+    throw InvalidArgument(
+        "sluice: start: run_until_idle() is delivering on another thread; the worker's "
+        "connection takes one thread at a time");
+  }
   if (!impl_->owned) {
     throw TransactionError(
         "sluice: start: this worker borrows the caller's connection, which must not be used from "
@@ -480,9 +521,21 @@ void Worker::stop() {
 }
 
 DrainResult Worker::run_until_idle() {
-  if (impl_->running.load()) {
-    throw InvalidArgument("sluice: run_until_idle: the worker is running on its own thread");
+  {
+    std::lock_guard lock(impl_->lifecycle_mutex);
+    if (impl_->running.load()) {
+      throw InvalidArgument("sluice: run_until_idle: the worker is running on its own thread");
+    }
+    if (impl_->draining.exchange(true)) {
+      throw InvalidArgument(
+          "sluice: run_until_idle: already delivering on another thread; the worker's "
+          "connection takes one thread at a time");
+    }
   }
+  struct Drained {
+    std::atomic<bool>& draining;
+    ~Drained() { draining = false; }
+  } drained{impl_->draining};
   DrainResult totals;
   impl_->mute_file_watch();
   while (impl_->round(false, totals)) {

@@ -287,9 +287,76 @@ def a_python_consumer_is_exactly_once_under_sigkill(ext, tmp):
           "through crash recovery")
 
 
+def claim_and_close(ext, path):
+    """The claiming child: claims every event, closes its connection without sluice_release and
+    stays alive until its stdin closes."""
+    con = connect(path, ext)
+    claimed = json.loads(scalar(con, "SELECT sluice_claim('mailer', 10)"))
+    con.close()
+    print(f"closed {len(claimed)}", flush=True)
+    sys.stdin.readline()
+
+
+def a_closed_connections_claim_is_recovered_while_its_process_lives(ext, tmp):
+    path = os.path.join(tmp, "closed.db")
+    con = connect(path, ext)
+    scalar(con, "SELECT sluice_init()")
+    scalar(con, "SELECT sluice_subscribe('mailer', 'mail', '{\"max_attempts\": 5}')")
+    for i in range(3):
+        scalar(con, "SELECT sluice_enqueue('mail', json_object('n', ?))", (i,))
+    child = subprocess.Popen([sys.executable, __file__, "--claim-and-close", ext, path],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "closed 3"
+        assert scalar(con, "SELECT claimed FROM sluice_stats WHERE consumer = 'mailer'") == 3
+        # Its process lives on, but a closed connection is a crash: another one recovers the
+        # claim (the retries wait for the consumer's backoff).
+        # Each sluice_claim gives back the rest of the previous one: what it claims is handled
+        # before the next call.
+        done = []
+
+        def claim_and_finish():
+            for event in json.loads(scalar(con, "SELECT sluice_claim('mailer', 10)")):
+                assert event["attempt"] == 2, event
+                scalar(con, "SELECT sluice_done('mailer', ?)", (event["id"],))
+                done.append(event["id"])
+            return len(done) == 3
+
+        wait_until("the closed connection's claim recovered", claim_and_finish, timeout=30)
+        assert child.poll() is None, "the claiming process was meant to be still running"
+    finally:
+        child.stdin.close()
+        child.wait()
+    stats = con.execute("SELECT delivered_total, pending, claimed FROM sluice_stats "
+                        "WHERE consumer = 'mailer'").fetchone()
+    assert stats == (3, 0, 0), stats
+    con.close()
+
+
+def subscribing_again_keeps_the_recorded_options(ext, tmp):
+    con = connect(os.path.join(tmp, "options.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    scalar(con, "SELECT sluice_subscribe('ledger', 'entry', '{\"max_attempts\": 4}')")
+    # As a C++ worker records an ordered consumer.
+    con.execute("UPDATE sluice_consumers SET ordered = 1 WHERE name = 'ledger'")
+    # The documented first call of every SQL consumer changes none of the recorded options.
+    scalar(con, "SELECT sluice_subscribe('ledger', 'entry')")
+    scalar(con, "SELECT sluice_subscribe('ledger', 'other')")
+    row = con.execute("SELECT ordered, max_attempts FROM sluice_consumers "
+                      "WHERE name = 'ledger'").fetchone()
+    assert row == (1, 4), row
+    expect_error(con, "SELECT sluice_subscribe('ledger', 'entry', '{\"max_attempts\": 9}')", (),
+                 ["max_attempts 4 (asked 9)"])
+    expect_error(con, "SELECT sluice_claim('ledger')", (), ["'ledger' is ordered"])
+    con.close()
+
+
 def main():
     if sys.argv[1] == "--consume":
         consume(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
+    if sys.argv[1] == "--claim-and-close":
+        claim_and_close(sys.argv[2], sys.argv[3])
         return
     ext, worker_binary = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -301,6 +368,8 @@ def main():
         loading_gives_sluice_busy_handling(ext, tmp)
         a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp)
         a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)
+        a_closed_connections_claim_is_recovered_while_its_process_lives(ext, tmp)
+        subscribing_again_keeps_the_recorded_options(ext, tmp)
     print("python sqlite3: all passed")
 
 

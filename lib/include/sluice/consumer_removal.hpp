@@ -43,9 +43,9 @@ struct ConsumerRemoval {
 // Removes consumer `name` and all its state: subscriptions, deliveries (dead letters included),
 // seen IDs, claims and attempt history, in short transactions, the consumer row last (a removal
 // cut short by a crash leaves the consumer in place, to be removed again). Its attempt history
-// goes too: consumer ids are reused, and a later consumer would otherwise inherit it. The removal
-// is logged. Refuses, throwing InvalidArgument that says why, while a worker of the consumer
-// looks alive (a claim whose process runs, or a sign of work within active_within) unless
+// goes too: a later consumer of the same name starts afresh (under a new id, never reused). The
+// removal is logged. Refuses, throwing InvalidArgument that says why, while a worker of the
+// consumer looks alive (a claim whose process runs, or a sign of work within active_within) unless
 // forced, a dry run too; a worker idle for longer is not seen: stop the consumer's workers first,
 // as one still running fails on its next claim. Throws NotFound for an unknown consumer.
 ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,

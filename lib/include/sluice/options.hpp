@@ -10,10 +10,16 @@
 
 namespace sluice {
 
+// Whatever the level, an event is handed to something outside the file (an outside-transaction or
+// batch handler, the relay, an SQL claimer) only once the commit that made it claimable is on
+// disk: its claim's commit is synced (one sync per claim, which covers the app's earlier commit
+// of the event too), so no effect leaves the box for a commit a power cut takes back.
 enum class Synchronous {
   // Every commit is on disk when it returns: survives power loss. The default.
   kFull,
-  // Survives an app crash; may lose the last commits (never half of one) on power loss.
+  // Survives an app crash; may lose the last commits (never half of one) on power loss, with
+  // the in-transaction effects they carried. Faster commits for the app and in-transaction
+  // consumers.
   kNormal,
 };
 
@@ -40,11 +46,13 @@ struct Options {
   // A delivery transaction ends once it has held the write lock this long, so the app's own
   // writes never wait long.
   Duration batch_time_budget = std::chrono::milliseconds(50);
-  // A claim's lease, which its live worker renews every claim_lease / 3 while it holds claims.
-  // A claim is taken over only when the worker that made it is gone: at once when this process
-  // can tell (same boot and PID namespace, /proc readable), else once the lease has run out, so
-  // within claim_lease (plus 10 poll intervals) of the worker's death. `check` reports claims
-  // past their lease. Keep it well above any step the wall clock may take.
+  // How long one batch may hold its claim before `check` reports it (a worker stuck in a
+  // handler). A claim is taken over only when the worker that made it is gone, which the kernel
+  // tells (a lock the worker holds while it lives: see README, "A process that dies
+  // mid-delivery"). Where that lock cannot be had, the worker renews its claims' lease every
+  // claim_lease / 3, and a claim whose owner cannot be looked up (another PID namespace, no
+  // /proc) is taken over once the lease has run out. Keep it well above any step the wall clock
+  // may take.
   Duration claim_lease = std::chrono::seconds(30);
   // Retry policy of consumers that do not set their own.
   RetryPolicy retry;

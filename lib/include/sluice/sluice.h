@@ -14,7 +14,11 @@
  * - Times are milliseconds since the Unix epoch; durations are milliseconds.
  * - No C++ exception leaves a function of this API; out of memory is SLUICE_NOMEM.
  * - Handles (sluice_db, sluice_worker) are opaque. A sluice_db, like a sqlite3 connection, is
- *   used by one thread at a time; sluice_worker's thread-safety is stated on its functions.
+ *   used by one thread at a time: a call on it while another thread is inside one on the same
+ *   handle returns SLUICE_INVALID and does nothing. sluice_worker's functions may be called from
+ *   any thread; what would drive its connection from two threads at once (run_until_idle beside
+ *   start or another run_until_idle, subscribe during either) returns SLUICE_INVALID. Closing a
+ *   handle while another thread is inside a call on it is undefined.
  * - Enqueueing works on any sqlite3* connection of the app (from the same libsqlite3 as
  *   libsluice, the system's), inside the app's own transaction on it.
  */
@@ -233,9 +237,12 @@ int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg);
 
 /* Registers `handler` (called with `user_data`) for `topic` under consumer `consumer`, recording
    both in the file so that other processes see them. `options` NULL means the defaults; they
-   must be the same on every call for one consumer. Not while the worker is started.
+   must be the same on every call for one consumer, and agree with what the file records for it
+   (mode, ordered, max attempts, retry span), whoever subscribed it. Not while the worker is
+   started or delivering in run_until_idle.
    Errors: SLUICE_INVALID (NULL or empty name or topic, NULL handler, options out of range or
-   unlike an earlier call's, a second handler for the same consumer and topic), SLUICE_DATABASE. */
+   unlike an earlier call's or the file's, naming each difference, a second handler for the same
+   consumer and topic, the worker started or delivering), SLUICE_DATABASE. */
 int sluice_worker_subscribe(sluice_worker* worker, const char* consumer, const char* topic,
                             sluice_handler handler, void* user_data,
                             const sluice_consumer_options* options, char** errmsg);
@@ -252,13 +259,14 @@ typedef struct sluice_drain_result {
 
 /* Delivers in the calling thread until nothing is due at the current time; handlers run on this
    thread. Fills *result if not NULL. Errors: SLUICE_INVALID (NULL worker, the worker is
-   started), SLUICE_DATABASE and the other storage codes. */
+   started, or another thread is in run_until_idle on it), SLUICE_DATABASE and the other storage
+   codes. */
 int sluice_worker_run_until_idle(sluice_worker* worker, sluice_drain_result* result, char** errmsg);
 
 /* Starts delivering on a thread of the worker's own: handlers run there. It sees commits made
    on any connection to the file soon after they are made, at the latest within its poll
    interval (100 ms). Starting a started worker does nothing. Thread-safe. Errors:
-   SLUICE_INVALID (NULL worker). */
+   SLUICE_INVALID (NULL worker, or another thread is in run_until_idle on it). */
 int sluice_worker_start(sluice_worker* worker, char** errmsg);
 
 /* Finishes the batch in hand (its handlers' writes commit), leaves nothing claimed and joins

@@ -21,10 +21,14 @@ struct DrainResult {
   long long dead_lettered = 0;
 };
 
-// start(), stop() and the destructor are thread-safe; subscribe() and run_until_idle() must not
-// run concurrently with a started worker. The worker's connection is used only by the worker's
-// own thread (or by the caller's thread in run_until_idle()). While it holds claims in a file,
-// one more thread renews their lease on a connection of its own (see Options::claim_lease).
+// Thread-safe in this sense: start(), stop(), subscribe() and run_until_idle() may be called from
+// any thread, and the worker's connection is only ever driven by one thread at a time (the
+// worker's own, or the one in run_until_idle()). What would drive it from two threads is refused
+// with InvalidArgument: start() while run_until_idle() delivers, run_until_idle() while started
+// or already delivering on another thread, subscribe() during either. The destructor must not
+// run while another thread is inside a call. Where the worker cannot hold its liveness lock
+// (see Options::claim_lease), one more thread renews its claims' lease on a connection of its
+// own.
 class Worker {
  public:
   // Opens its own connection to `path` (created and migrated if needed). Throws InvalidArgument

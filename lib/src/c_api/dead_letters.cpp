@@ -46,11 +46,11 @@ int sluice_dead_letters_list(sluice_db* db, const sluice_dead_letter_filter* fil
                              sluice_dead_letter** letters, size_t* count, char** errmsg) {
   using namespace sluice::c_api;
   return run(errmsg, [&] {
-    require(db, "sluice_dead_letters_list: db is NULL");
+    sluice::c_api::DatabaseUse use(db, "sluice_dead_letters_list");
     require(letters, "sluice_dead_letters_list: letters (the out parameter) is NULL");
     require(count, "sluice_dead_letters_list: count (the out parameter) is NULL");
     const std::vector<sluice::DeadLetter> read =
-        sluice::list_dead_letters(db->db, to_filter(filter));
+        sluice::list_dead_letters(use.db(), to_filter(filter));
     using Rows = PackedRows<sluice_dead_letter>;
     std::size_t text_bytes = 0;
     for (const auto& one : read) {
@@ -84,11 +84,11 @@ int sluice_dead_letters_replay(sluice_db* db, const sluice_dead_letter_filter* f
                                int64_t* replayed, char** errmsg) {
   using namespace sluice::c_api;
   return run(errmsg, [&] {
-    require(db, "sluice_dead_letters_replay: db is NULL");
+    sluice::c_api::DatabaseUse use(db, "sluice_dead_letters_replay");
     require(filter,
             "sluice_dead_letters_replay: filter is NULL (a zeroed filter replays every dead "
             "letter)");
-    const long long done = sluice::replay_dead_letters(db->db, to_filter(filter));
+    const long long done = sluice::replay_dead_letters(use.db(), to_filter(filter));
     if (replayed != nullptr) *replayed = done;
   });
 }
@@ -97,12 +97,12 @@ int sluice_dead_letters_discard(sluice_db* db, const sluice_dead_letter_filter* 
                                 const char* note, int64_t* discarded, char** errmsg) {
   using namespace sluice::c_api;
   return run(errmsg, [&] {
-    require(db, "sluice_dead_letters_discard: db is NULL");
+    sluice::c_api::DatabaseUse use(db, "sluice_dead_letters_discard");
     require(filter,
             "sluice_dead_letters_discard: filter is NULL (a zeroed filter discards every dead "
             "letter)");
     require(note, "sluice_dead_letters_discard: note is NULL");
-    const long long done = sluice::discard_dead_letters(db->db, to_filter(filter), note);
+    const long long done = sluice::discard_dead_letters(use.db(), to_filter(filter), note);
     if (discarded != nullptr) *discarded = done;
   });
 }

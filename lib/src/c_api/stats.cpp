@@ -13,10 +13,10 @@ extern "C" {
 int sluice_stats(sluice_db* db, sluice_consumer_stats** stats, size_t* count, char** errmsg) {
   using namespace sluice::c_api;
   return run(errmsg, [&] {
-    require(db, "sluice_stats: db is NULL");
+    sluice::c_api::DatabaseUse use(db, "sluice_stats");
     require(stats, "sluice_stats: stats (the out parameter) is NULL");
     require(count, "sluice_stats: count (the out parameter) is NULL");
-    const std::vector<sluice::ConsumerStats> read = sluice::consumer_stats(db->db);
+    const std::vector<sluice::ConsumerStats> read = sluice::consumer_stats(use.db());
     std::size_t text_bytes = 0;
     for (const auto& one : read)
       text_bytes += PackedRows<sluice_consumer_stats>::bytes(one.consumer);
@@ -43,9 +43,9 @@ int sluice_stats(sluice_db* db, sluice_consumer_stats** stats, size_t* count, ch
 int sluice_metrics_text(sluice_db* db, char** text, char** errmsg) {
   using namespace sluice::c_api;
   return run(errmsg, [&] {
-    require(db, "sluice_metrics_text: db is NULL");
+    sluice::c_api::DatabaseUse use(db, "sluice_metrics_text");
     require(text, "sluice_metrics_text: text (the out parameter) is NULL");
-    char* copy = copy_string(sluice::metrics_text(db->db));
+    char* copy = copy_string(sluice::metrics_text(use.db()));
     if (copy == nullptr) throw std::bad_alloc();
     *text = copy;
   });
