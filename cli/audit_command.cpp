@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/audit.hpp"
 #include "table.hpp"
 
@@ -43,8 +44,9 @@ void add_audit_command(CLI::App& app, std::shared_ptr<Session> session) {
     table.align_right(0);
     table.align_right(4);
     for (const AuditEntry& e : entries) {
-      table.add_row({std::to_string(e.id), format_time(e.at), e.action, e.source,
-                     std::to_string(e.count), e.filter, e.note});
+      table.add_row({std::to_string(e.id), format_time(e.at), printable(e.action),
+                     printable(e.source), std::to_string(e.count), printable(e.filter),
+                     printable(e.note)});
     }
     table.print(std::cout, session->style());
     if (entries.empty()) std::cout << "(no actions recorded)\n";

@@ -232,7 +232,7 @@ std::string audit_filter(const Json& body) {
   for (const auto& [name, value] : body.items()) {
     if (name != "dry_run" && name != "note" && !value.is_null()) filter[name] = value;
   }
-  return filter.dump();
+  return json_text(filter);
 }
 
 }  // namespace

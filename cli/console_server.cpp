@@ -42,7 +42,7 @@ bool same_secret(const std::string& given, const std::string& secret) {
 void send_json(httplib::Response& response, int status, const Json& document) {
   response.status = status;
   response.set_header("Cache-Control", "no-store");
-  response.set_content(document.dump(), kJson);
+  response.set_content(json_text(document), kJson);
 }
 
 void send_error(httplib::Response& response, int status, const std::string& message) {

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/database.hpp"
 #include "sluice/inspect.hpp"
 #include "usage_error.hpp"
@@ -166,7 +167,8 @@ void add_export_command(CLI::App& app, std::shared_ptr<Session> session) {
       return print_json(std::cout,
                         Json{{"event_id", event.id}, {"output", args->output}, {"rows", copied}});
     }
-    std::cout << "exported event " << event.id << " to " << args->output << " (";
+    std::cout << "exported event " << printable(event.id) << " to " << printable(args->output)
+              << " (";
     bool first = true;
     for (const auto& [table, rows] : copied) {
       std::cout << (first ? "" : ", ") << table << " " << rows;

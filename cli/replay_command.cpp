@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/audit.hpp"
 #include "sluice/backfill.hpp"
 #include "usage_error.hpp"
@@ -69,7 +70,7 @@ void add_replay_command(CLI::App& app, std::shared_ptr<Session> session) {
           Json{{"consumer", args->consumer}, {"dry_run", args->dry_run}, {"events", events}});
     }
     std::cout << (args->dry_run ? "would queue " : "queued ") << events << " event(s) for "
-              << args->consumer << '\n';
+              << printable(args->consumer) << '\n';
   });
 }
 
