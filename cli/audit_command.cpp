@@ -20,7 +20,8 @@ void add_audit_command(CLI::App& app, std::shared_ptr<Session> session) {
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(
       "audit",
-      "The audit log: every replay, discard, backfill and prune, from the CLI or the console");
+      "The audit log: every replay, discard, backfill, prune and consumer removal, from the CLI, "
+      "the console, SQL or an app");
   command->footer(
       "Oldest first. Reads only.\nExample:\n  sluice --db app.db audit\n  sluice --db app.db "
       "audit --after 120 --json");

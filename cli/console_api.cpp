@@ -393,10 +393,13 @@ Json ConsoleApi::dead_letter_action(const Json& body, bool replay) {
   long long changed = 0;
   if (!dry_run) {
     const Options options = session_.options();
+    // One entry for the request, written in the transaction of its first change and kept in
+    // step with each later one: a console killed mid-replay leaves no replay unrecorded.
+    AuditEntry audit{.filter = audit_filter(body), .source = "console"};
     const auto apply = [&](const std::string& consumer, std::vector<std::string> ids) {
       const DeadLetterFilter filter{.event_ids = std::move(ids), .consumer = consumer};
-      return replay ? replay_dead_letters(db, filter, options)
-                    : discard_dead_letters(db, filter, note, options);
+      return replay ? replay_dead_letters(db, filter, options, {}, audit)
+                    : discard_dead_letters(db, filter, note, options, {}, audit);
     };
     if (rate > 0) {
       // One at a time, paced, as `dlq replay --rate` does.
@@ -419,13 +422,6 @@ Json ConsoleApi::dead_letter_action(const Json& body, bool replay) {
         }
       }
     }
-    record_audit(db,
-                 {.action = replay ? "replay" : "discard",
-                  .filter = audit_filter(body),
-                  .count = changed,
-                  .note = note,
-                  .source = "console"},
-                 options);
   }
   Json answer{{"count", dry_run ? static_cast<long long>(matched.size()) : changed},
               {"matched", matched.size()},
@@ -454,11 +450,8 @@ Json ConsoleApi::backfill(const Json& body) {
   if (dry_run) {
     count = count_backfill(db, consumer, range);
   } else {
-    count = sluice::backfill(db, consumer, range, session_.options());
-    record_audit(
-        db,
-        {.action = "backfill", .filter = audit_filter(body), .count = count, .source = "console"},
-        session_.options());
+    AuditEntry audit{.filter = audit_filter(body), .source = "console"};
+    count = sluice::backfill(db, consumer, range, session_.options(), audit);
   }
   return Json{{"consumer", consumer}, {"count", count}, {"dry_run", dry_run}};
 }
@@ -489,12 +482,8 @@ Json ConsoleApi::prune(const Json& body) {
   prune_options.force = force;
   prune_options.dry_run = dry_run;
   prune_options.held_back = &held_back;
-  const long long count = sluice::prune(db, retention, prune_options, options);
-  if (!dry_run) {
-    record_audit(
-        db, {.action = "prune", .filter = audit_filter(body), .count = count, .source = "console"},
-        options);
-  }
+  AuditEntry audit{.filter = audit_filter(body), .source = "console"};
+  const long long count = sluice::prune(db, retention, prune_options, options, audit);
   Json holds = Json::array();
   for (const RetentionHold& hold : held_back) holds.push_back(hold_json(hold));
   return Json{{"count", count},

@@ -66,8 +66,9 @@ void add_remove(CLI::App& consumer, std::shared_ptr<Session> session) {
     SQLite::Database db = session->open();
     ConsumerRemoval removal;
     try {
+      AuditEntry audit{.source = "cli"};
       removal = remove_consumer(db, args->name, {.force = args->force, .dry_run = args->dry_run},
-                                session->options());
+                                session->options(), audit);
     } catch (const InvalidArgument& e) {
       throw UsageError(std::string(e.what()) + " with --force");
     }

@@ -188,9 +188,10 @@ std::vector<DeadLetter> reread(SQLite::Database& db, const std::vector<DeadLette
 enum class Action { kReplay, kDiscard };
 
 // Applies the action one dead letter at a time, `rate` per second, so that a large replay does
-// not flood the consumers. Stops early on Ctrl-C.
+// not flood the consumers, all recorded in `audit`. Stops early on Ctrl-C.
 long long apply_paced(SQLite::Database& db, const std::vector<DeadLetter>& dead_letters,
-                      double rate, Action action, const std::string& note, const Options& options) {
+                      double rate, Action action, const std::string& note, const Options& options,
+                      AuditEntry& audit) {
   InterruptWatch interrupt;
   const auto interval = std::chrono::milliseconds(static_cast<long long>(1000.0 / rate));
   long long applied = 0;
@@ -199,8 +200,8 @@ long long apply_paced(SQLite::Database& db, const std::vector<DeadLetter>& dead_
     DeadLetterFilter one;
     one.event_ids = {d.event_id};
     one.consumer = d.consumer;
-    applied += action == Action::kReplay ? replay_dead_letters(db, one, options)
-                                         : discard_dead_letters(db, one, note, options);
+    applied += action == Action::kReplay ? replay_dead_letters(db, one, options, {}, audit)
+                                         : discard_dead_letters(db, one, note, options, {}, audit);
   }
   return applied;
 }
@@ -350,20 +351,15 @@ void add_action(CLI::App& dlq, std::shared_ptr<Session> session, Action action) 
     long long changed = 0;
     if (!args->dry_run && !matched.empty()) {
       const Options options = session->options();
+      // One entry for the command, written with its first change (see AuditEntry).
+      AuditEntry audit{.filter = filter_record(args->filter), .source = "cli"};
       if (args->rate > 0) {
-        changed = apply_paced(db, matched, args->rate, action, args->note, options);
+        changed = apply_paced(db, matched, args->rate, action, args->note, options, audit);
       } else {
         const DeadLetterFilter filter = to_filter(args->filter);
-        changed = replay ? replay_dead_letters(db, filter, options)
-                         : discard_dead_letters(db, filter, args->note, options);
+        changed = replay ? replay_dead_letters(db, filter, options, {}, audit)
+                         : discard_dead_letters(db, filter, args->note, options, {}, audit);
       }
-      record_audit(db,
-                   {.action = replay ? "replay" : "discard",
-                    .filter = filter_record(args->filter),
-                    .count = changed,
-                    .note = args->note,
-                    .source = "cli"},
-                   options);
     }
     const char* verb = replay ? "replayed" : "discarded";
     if (args->json) {

@@ -216,7 +216,8 @@ void sluice_dlq_replay(sqlite3_context* ctx, int, Args argv) {
   run(ctx, [&](SqlConnection& c) {
     c.require_schema();
     require_autocommit(c, "sluice_dlq_replay");
-    sqlite3_result_int64(ctx, replay_dead_letters(c.db(), dead_letter_filter(argv)));
+    AuditEntry audit{.source = "sql"};
+    sqlite3_result_int64(ctx, replay_dead_letters(c.db(), dead_letter_filter(argv), {}, {}, audit));
   });
 }
 
@@ -229,7 +230,9 @@ void sluice_dlq_discard(sqlite3_context* ctx, int, Args argv) {
       throw InvalidArgument(
           "sluice: sluice_dlq_discard: give a note saying why (the audit record)");
     }
-    sqlite3_result_int64(ctx, discard_dead_letters(c.db(), dead_letter_filter(argv), note));
+    AuditEntry audit{.source = "sql"};
+    sqlite3_result_int64(
+        ctx, discard_dead_letters(c.db(), dead_letter_filter(argv), note, {}, {}, audit));
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <regex>
+#include <thread>
 
 #include "support/cli_fixture.hpp"
 
@@ -343,6 +344,53 @@ TEST_CASE(
   check_error(console.get("/api/audit?limit=5000"), 400, "invalid limit");
   // The same log as the CLI lists it.
   CHECK(f.json({"audit"})["entries"] == entries);
+}
+
+TEST_CASE("a console killed mid-way through a paced replay leaves every replay on record") {
+  CliFixture f;
+  f.init();
+  for (int order = 1; order <= 3; ++order) f.enqueue_order(order, true);
+  f.deliver();
+  ChildProcess process({cli_path(), "--db", f.db_path, "console", "--listen", "127.0.0.1:0"},
+                       CliFixture::clean_env({}));
+  REQUIRE(process.wait_for_output(ChildProcess::Stream::kOut, "(Ctrl-C to stop)", seconds(30)));
+  std::smatch match;
+  const std::string announced = process.out();
+  REQUIRE(std::regex_search(announced, match, std::regex("http://[^ ]*:(\\d+)/ serving")));
+  const int port = std::stoi(match[1]);
+  std::thread replay([port] {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(60);
+    const auto session = client.Get("/api/session");
+    if (!session) return;  // the checks below fail, no replay having happened
+    const std::string csrf = json::parse(session->body)["csrf_token"];
+    // One replay every 2 s: the kill comes between two of them.
+    client.Post(
+        "/api/dead-letters/replay", {{"X-CSRF-Token", csrf}},
+        json{{"fingerprint", "order <n> rejected: card '<v>' declined"}, {"rate_per_second", 0.5}}
+            .dump(),
+        "application/json");
+  });
+  const auto replayed = [&f] {
+    SQLite::Database db(f.db_path, SQLite::OPEN_READONLY);
+    return db.execAndGet("SELECT count(*) FROM sluice_deliveries WHERE state = 'pending'")
+        .getInt64();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (replayed() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling the file, not a wait
+  }
+  process.signal(SIGKILL);
+  CHECK(process.wait(seconds(30)) == 128 + SIGKILL);
+  replay.join();
+  const long long done = replayed();
+  REQUIRE(done >= 1);
+  REQUIRE(done < 3);
+  const json entries = f.json({"audit"})["entries"];
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0]["action"] == "replay");
+  CHECK(entries[0]["source"] == "console");
+  CHECK(entries[0]["count"] == done);
 }
 
 TEST_CASE("backfill and prune: previews count, actions are recorded, bad input refused") {

@@ -195,6 +195,25 @@ def a_failure_is_retried_then_dead_lettered(ext, tmp):
     con.close()
 
 
+def triage_in_sql_is_audited_as_sql(ext, tmp):
+    con = connect(os.path.join(tmp, "triage.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    scalar(con, "SELECT sluice_subscribe('billing', 't')")
+    ids = [scalar(con, "SELECT sluice_enqueue('t', '{}')") for _ in range(3)]
+    assert len(json.loads(scalar(con, "SELECT sluice_claim('billing')"))) == 3
+    for event_id in ids:
+        assert scalar(con, "SELECT sluice_fail('billing', ?, 'declined', 1)", (event_id,)) == "dead"
+    assert scalar(con, "SELECT sluice_dlq_replay('billing', ?)", (ids[0],)) == 1
+    assert scalar(con, "SELECT sluice_dlq_discard('billing', NULL, 'refunded')") == 2
+    rows = con.execute("SELECT action, source, count, note, filter FROM sluice_audit ORDER BY id"
+                       ).fetchall()
+    assert rows == [("replay", "sql", 1, None, json.dumps({"event_ids": [ids[0]],
+                                                           "consumer": "billing"},
+                                                          separators=(",", ":"), sort_keys=True)),
+                    ("discard", "sql", 2, "refunded", '{"consumer":"billing"}')], rows
+    con.close()
+
+
 def loading_gives_sluice_busy_handling(ext, tmp):
     path = os.path.join(tmp, "busy.db")
     scalar(connect(path, ext), "SELECT sluice_init()")
@@ -317,6 +336,7 @@ def main():
         duplicates_return_the_existing_event(ext, tmp)
         a_claimed_event_is_the_event_as_stored(ext, tmp)
         a_failure_is_retried_then_dead_lettered(ext, tmp)
+        triage_in_sql_is_audited_as_sql(ext, tmp)
         loading_gives_sluice_busy_handling(ext, tmp)
         a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp)
         a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)
