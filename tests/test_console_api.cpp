@@ -261,6 +261,62 @@ TEST_CASE("dead letters: groups by fingerprint, keyset pages, parked keys and wh
   check_error(console.get("/api/dead-letters?after=x"), 400, "invalid after 'x'");
 }
 
+// `n` more dead letters of consumer billing, each with an error of its own fingerprint ("card
+// declined at shop aab", "... aac", ...), written straight into the file.
+void many_dead_letters(const CliFixture& f, int n) {
+  SQLite::Database db(f.db_path, SQLite::OPEN_READWRITE);
+  db.exec("BEGIN");
+  SQLite::Statement events(
+      db,
+      "WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ?) "
+      "INSERT INTO sluice_events (id, topic, payload, created_at) "
+      "SELECT 'bulk-' || x, 'order.placed', '{}', 1000 FROM i");
+  events.bind(1, n);
+  events.exec();
+  db.exec(
+      "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, attempts, next_attempt_at, "
+      "reason, last_error, first_failed_at, last_failed_at) SELECT c.id, e.seq, 'dead', 1, 0, "
+      "'permanent', 'card declined at shop ' || char(97 + e.seq % 26, 97 + e.seq / 26 % 26, "
+      "97 + e.seq / 676 % 26), 1000, 1000 FROM sluice_events e, sluice_consumers c "
+      "WHERE e.id LIKE 'bulk-%' AND c.name = 'billing'");
+  db.exec("COMMIT");
+}
+
+TEST_CASE("dead letters: the top groups with their totals, not every group of every letter") {
+  CliFixture f;
+  dead_letter_file(f);
+  many_dead_letters(f, 3000);
+  Console console(f);
+  auto answer = console.get("/api/dead-letters?limit=1");
+  REQUIRE(answer);
+  REQUIRE(answer->status == 200);
+  CHECK(answer->body.size() < 20'000);
+  const json page = json::parse(answer->body);
+  CHECK(page["groups"].size() == 20);
+  CHECK(page["groups_total"] == 3001);  // the bulk's 3000 fingerprints and orders 2 and 4's one
+  CHECK(page["dead_letters_total"] == 3002);
+  CHECK(page["groups"][0]["count"] == 2);
+  CHECK(page["groups"][0]["fingerprint"] == "order <n> rejected: card '<v>' declined");
+  CHECK(page["letters"].size() == 1);
+
+  // The groups page on, by rank; past the last one the totals still say what there is.
+  const json next = console.get_json("/api/dead-letters?limit=1&groups=1000&group_offset=20");
+  CHECK(next["groups"].size() == 1000);
+  CHECK(next["groups"][0] != page["groups"][19]);
+  const json past = console.get_json("/api/dead-letters?groups=5&group_offset=5000");
+  CHECK(past["groups"].empty());
+  CHECK(past["groups_total"] == 3001);
+  CHECK(past["dead_letters_total"] == 3002);
+  // One group's letters, a page at a time.
+  const std::string fingerprint = next["groups"][0]["fingerprint"];
+  const json one =
+      console.get_json("/api/dead-letters?fingerprint=" + percent_encoded(fingerprint));
+  REQUIRE(one["letters"].size() == 1);
+  CHECK(one["letters"][0]["fingerprint"] == fingerprint);
+  CHECK(one["groups_total"] == 1);
+  check_error(console.get("/api/dead-letters?groups=0"), 400, "invalid groups '0'");
+}
+
 TEST_CASE(
     "replay and discard: a dry run changes nothing, the action is recorded in the audit log") {
   CliFixture f;
