@@ -237,7 +237,8 @@ void ConsoleServer::add_routes() {
   server_->Get("/api/events", [this](const httplib::Request& request, httplib::Response& response) {
     respond(response, [&] { return api_->events(params_of(request)); });
   });
-  server_->Get("/api/events/([^/]+)",
+  // httplib matches the decoded path, so an ID with a '/' (sent as %2F) takes the rest of it.
+  server_->Get("/api/events/(.+)",
                [this](const httplib::Request& request, httplib::Response& response) {
                  respond(response, [&] { return api_->event(request.matches[1].str()); });
                });

@@ -97,6 +97,21 @@ json state(const CliFixture& f) {
               {"events", f.json({"events", "--consumer", "billing", "--limit", "1000"})}};
 }
 
+// `text` as the page's encodeURIComponent sends it: every byte but unreserved ones as %XX.
+std::string percent_encoded(const std::string& text) {
+  std::string encoded;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) ||
+        std::string("-_.!~*'()").find(static_cast<char>(c)) != std::string::npos) {
+      encoded += static_cast<char>(c);
+    } else {
+      static const char* const kHex = "0123456789ABCDEF";
+      encoded += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return encoded;
+}
+
 // A file with consumer billing, 3 delivered orders and 2 dead letters (orders 2 and 4).
 void dead_letter_file(CliFixture& f, bool ordered = false) {
   f.init();
@@ -222,6 +237,26 @@ TEST_CASE("events: search by topic, key, ID, dedup key and time, a keyset page a
   check_error(console.get("/api/events?consumer=nobody"), 404, "nobody");
   check_error(console.get("/api/events/no-such-event"), 404, "no-such-event");
   check_error(console.get("/api/nothing"), 404, "GET /api/nothing");
+}
+
+TEST_CASE(
+    "an event ID with '/', '%', '?' or '#' in it opens, percent-encoded as the page sends it") {
+  CliFixture f;
+  f.init();
+  const std::vector<std::string> ids = {"orders/42", "a/b/c", "50%off", "what?", "tag#1"};
+  {
+    SQLite::Database db = sluice::open_database(f.db_path, f.options());
+    sluice::Outbox outbox(db, f.options());
+    for (const std::string& id : ids) outbox.enqueue_now({.topic = "order.placed", .id = id});
+  }
+  Console console(f);
+  for (const std::string& id : ids) {
+    CAPTURE(id);
+    const json detail = console.get_json("/api/events/" + percent_encoded(id));
+    CHECK(detail["event"]["id"] == id);
+  }
+  CHECK(console.get_json("/api/events/orders%2F42")["event"]["id"] == "orders/42");
+  check_error(console.get("/api/events/orders%2F43"), 404, "orders/43");
 }
 
 TEST_CASE("dead letters: groups by fingerprint, keyset pages, parked keys and what parks them") {
