@@ -49,7 +49,19 @@ long long Pipeline::half_done_transactions() const {
 
 void Pipeline::drain_and_check(ScenarioResult& result, const Expectations& expect) const {
   {
-    auto drain = start({"--mode", "deliver", "--drain", "--replay", "--prune", "--no-faults"});
+    std::vector<std::string> flags{"--mode",   "deliver", "--drain",
+                                   "--replay", "--prune", "--no-faults"};
+    {
+      // One consumer, one set of options: the final drain subscribes with those the scenario's
+      // children recorded (they all run with the same).
+      SQLite::Database db = open_database(db_, {}, OpenMode::kExisting);
+      SQLite::Statement recorded(db, "SELECT max_attempts FROM sluice_consumers LIMIT 1");
+      if (recorded.executeStep()) {
+        flags.push_back("--max-attempts");
+        flags.push_back(std::to_string(recorded.getColumn(0).getInt()));
+      }
+    }
+    auto drain = start(flags);
     const int status = drain->wait();
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       result.fail("final drain ended with " + describe_status(status));
