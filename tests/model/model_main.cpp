@@ -20,6 +20,7 @@
 #include "sequence_config.hpp"
 #include "sequence_run.hpp"
 #include "shrink.hpp"
+#include "sql_instance.hpp"
 
 namespace {
 
@@ -107,6 +108,12 @@ int main(int argc, char** argv) {
   // it took 80% of the run. In memory (tmpfs) they cost nothing.
   if (std::getenv("TMPDIR") == nullptr && ::access("/dev/shm", W_OK) == 0)
     ::setenv("TMPDIR", "/dev/shm", 0);
+  const bool sql = !sluice::model::sql_extension().empty();
+  if (!sql) {
+    std::printf(
+        "model_test: SLUICE_MODEL_SQLEXT is not set (no extension in a sanitizer build): seam "
+        "sequences run without SQL consumers\n");
+  }
   const auto began = std::chrono::steady_clock::now();
   struct Class {
     long long sequences = 0;
@@ -118,10 +125,10 @@ int main(int argc, char** argv) {
   long long calls = 0;
   for (long long k = 0; k < flags.sequences; ++k) {
     const std::uint64_t seed = flags.seed + static_cast<std::uint64_t>(k);
-    const sluice::model::SequenceConfig config = sluice::model::make_config(seed);
+    const sluice::model::SequenceConfig config = sluice::model::make_config(seed, true, sql);
     const auto ops = sluice::model::generate_operations(
         seed, flags.ops, static_cast<int>(config.instances.size()),
-        static_cast<int>(config.consumers.size()), flags.threaded);
+        static_cast<int>(config.consumers.size()), flags.threaded, config.seams);
     const sluice::model::SequenceOutcome outcome =
         sluice::model::run_sequence(config, ops, flags.ignored);
     operations += static_cast<long long>(outcome.log.size());

@@ -26,7 +26,7 @@ Duration clock_step(Rng& rng) {
 }  // namespace
 
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers, bool threaded) {
+                                           int consumers, bool threaded, bool seams) {
   Rng rng(mix(seed ^ 0x0b5));
   std::vector<Operation> ops;
   for (int i = 0; i < count; ++i) {
@@ -68,6 +68,10 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
     } else {
       op.kind = OpKind::kStartStop;
     }
+    // Seam sequences run on real time: a clock step would do nothing there, so they drain.
+    if (seams && (op.kind == OpKind::kClockForward || op.kind == OpKind::kClockBack))
+      op.kind = OpKind::kDrain;
+    if (seams && rng.chance(5)) op.kind = OpKind::kSqlCloseMidClaim;
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
                           op.kind == OpKind::kEnqueueRolledBack ||
                           op.kind == OpKind::kEnqueueBadBatch;
@@ -96,7 +100,8 @@ std::string describe(const Operation& op) {
                                       "replay(in flight)",
                                       "prune",
                                       "restart",
-                                      "start+stop"};
+                                      "start+stop",
+                                      "sql close mid-claim"};
   std::string out = names[static_cast<int>(op.kind)];
   switch (op.kind) {
     case OpKind::kDrain:
@@ -112,6 +117,7 @@ std::string describe(const Operation& op) {
     case OpKind::kReplay:
     case OpKind::kDiscard:
     case OpKind::kPrune:
+    case OpKind::kSqlCloseMidClaim:
       return out + " pick " + std::to_string(op.pick % 1000);
     default:
       break;

@@ -37,6 +37,10 @@ enum class OpKind {
   // A Worker on a connection of its own, started and stopped at once: how much it delivers
   // depends on timing; what it leaves must hold all the same.
   kStartStop,
+  // Seam sequences only (sequence_config.hpp). An SQL consumer claims, settles a few of its
+  // events and closes its connection with the rest claimed; then instance 0 drains, and must
+  // recover that claim as crashed.
+  kSqlCloseMidClaim,
 };
 
 struct Operation {
@@ -50,9 +54,9 @@ struct Operation {
 
 // `count` operations for a sequence of `seed` with `instances` worker instances and `consumers`
 // consumers. kStartStop only if `threaded`: a sequence with it is not reproducible from its
-// seed alone.
+// seed alone. The seam operations only if `seams`.
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers, bool threaded);
+                                           int consumers, bool threaded, bool seams);
 
 // One line, e.g. "enqueue [t1 k2 id-3 +5000ms]".
 std::string describe(const Operation& op);

@@ -21,6 +21,8 @@ const char* name(Cause cause) {
       return "backfilled while in flight";
     case Cause::kHeldInBatch:
       return "handled in a batch after a failure of its key";
+    case Cause::kCrashed:
+      return "claim recovered as crashed";
   }
   return "?";
 }
@@ -64,7 +66,8 @@ void reset_to_pending(Pair& p, Cause cause) {
 
 }  // namespace
 
-ReferenceModel::ReferenceModel(const SequenceConfig& config) : config_(config) {
+ReferenceModel::ReferenceModel(const SequenceConfig& config)
+    : config_(config), slack_(config.seams ? Duration(250) : Duration(0)) {
   for (const ConsumerConfig& c : config.consumers) totals_[c.name];
 }
 
@@ -127,9 +130,15 @@ CallKey ReferenceModel::call_key(const std::string& consumer, const ModelEvent& 
   return {consumer, event.n, pair.attempts + 1, pair.snoozes, pair.resets};
 }
 
+Scripted ReferenceModel::outcome_of(const std::string& consumer, const ModelEvent& event) const {
+  const Scripted scripted =
+      scripted_outcome(config_.seed, call_key(consumer, event, event.pairs.at(consumer)));
+  if (scripted.action == Action::kSnooze && config_.consumer(consumer).no_snooze) return {};
+  return scripted;
+}
+
 Scripted ReferenceModel::peek_outcome(const std::string& consumer, long long n) const {
-  const ModelEvent& event = events_.at(n);
-  return scripted_outcome(config_.seed, call_key(consumer, event, event.pairs.at(consumer)));
+  return outcome_of(consumer, events_.at(n));
 }
 
 const ModelEvent* ReferenceModel::unfinished_before(const ModelEvent& event,
@@ -192,9 +201,7 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
     }
   }
   std::vector<Scripted> outcomes;
-  for (ModelEvent* event : events)
-    outcomes.push_back(
-        scripted_outcome(config_.seed, call_key(consumer, *event, event->pairs.at(consumer))));
+  for (ModelEvent* event : events) outcomes.push_back(outcome_of(consumer, *event));
   if (batch &&
       batch_throws(config_.seed, call_key(consumer, *events[0], events[0]->pairs.at(consumer)))) {
     for (Scripted& o : outcomes)
@@ -248,6 +255,7 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
       ++pair.snoozes;
       pair.earliest = pair.latest =
           outcome.snooze > TimePoint::max() - now ? TimePoint::max() : now + outcome.snooze;
+      if (pair.latest != TimePoint::max()) pair.earliest -= slack_;
       pair.scheduled_at = now;
       pair.cause = Cause::kSnooze;
       return;
@@ -264,6 +272,7 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
   }
   ++totals.retries;
   pair.earliest = pair.latest = now + config_.retry.backoff(pair.attempts, event.seq);
+  pair.earliest -= slack_;
   pair.scheduled_at = now;
   pair.cause = Cause::kRetry;
 }
@@ -336,6 +345,32 @@ long long ReferenceModel::backfill(const std::string& consumer, std::int64_t fro
     }
   }
   return count;
+}
+
+void ReferenceModel::crashed(const std::string& consumer, const std::vector<long long>& ns,
+                             TimePoint now) {
+  for (long long n : ns) {
+    ModelEvent& event = events_.at(n);
+    Pair& pair = event.pairs.at(consumer);
+    if (pair.state != PairState::kPending) continue;
+    ++pair.attempts;
+    pair.snoozes = 0;
+    pair.last_error = "crashed";
+    pair.clock_back_while_pending = false;
+    if (pair.attempts >= config_.retry.max_attempts && ns.size() == 1) {
+      pair.state = PairState::kDead;
+      pair.dead_reason = "crashed";
+      continue;
+    }
+    // Retried after its backoff from the moment of recovery, which the model knows only to be
+    // after `now`: due at the latest a few seconds later.
+    ++totals_[consumer].retries;
+    const Duration backoff = config_.retry.backoff(pair.attempts, event.seq);
+    pair.earliest = now + backoff - slack_;
+    pair.latest = now + backoff + std::chrono::seconds(5);
+    pair.scheduled_at = now;
+    pair.cause = Cause::kCrashed;
+  }
 }
 
 void ReferenceModel::pruned(long long n, TimePoint cutoff, std::vector<Violation>& out) {

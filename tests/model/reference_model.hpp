@@ -29,7 +29,8 @@ enum class Cause {
   kReplayed,
   kBackfilled,
   kBackfilledInFlight,
-  kHeldInBatch
+  kHeldInBatch,
+  kCrashed
 };
 const char* name(Cause cause);
 
@@ -118,6 +119,9 @@ class ReferenceModel {
   // that runs it, their outcomes already applied: each one delivered is owed one more delivery.
   long long backfill(const std::string& consumer, std::int64_t from_seq,
                      const std::set<long long>& in_flight);
+  // The claim of `consumer` that held `ns` (and nothing else unfinished) was recovered as crashed
+  // at about `now`: each spent an attempt, dead-lettered as "crashed" only if alone at its last.
+  void crashed(const std::string& consumer, const std::vector<long long>& ns, TimePoint now);
   // The engine pruned `n`: judged against what prune may remove.
   void pruned(long long n, TimePoint cutoff, std::vector<Violation>& out);
 
@@ -135,6 +139,9 @@ class ReferenceModel {
 
  private:
   CallKey call_key(const std::string& consumer, const ModelEvent& event, const Pair& pair) const;
+  // The scripted outcome of the next call of (consumer, event); no snooze for a consumer SQL
+  // drives.
+  Scripted outcome_of(const std::string& consumer, const ModelEvent& event) const;
   void apply(const ModelEvent& event, const std::string& consumer, Pair& pair,
              const Scripted& outcome, TimePoint now);
   // Whether an earlier event of `event`'s key is unfinished for an ordered `consumer`, leaving
@@ -143,6 +150,9 @@ class ReferenceModel {
                                       const std::set<long long>& except) const;
 
   const SequenceConfig& config_;
+  // On real time (a seam sequence) an engine may read its clock before the handler call the
+  // model times a wait from: a wait may end this much before the model's reading + its length.
+  const Duration slack_;
   std::map<long long, ModelEvent> events_;  // by n: also seq order
   std::int64_t last_seq_ = 0;
   std::int64_t seq_at_begin_ = 0;

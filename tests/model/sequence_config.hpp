@@ -17,13 +17,20 @@ struct ConsumerConfig {
   std::vector<std::string> topics;
   bool ordered = false;
   bool outside = false;
+  // Its handlers never snooze: an SQL instance drives it.
+  bool no_snooze = false;
   // Topics this (outside) consumer takes through subscribe_batch rather than subscribe.
   std::set<std::string> batch_topics;
 };
 
-// One Worker object: the topics it has handlers for, per consumer. Two instances with different
+// What drives an instance: a C++ Worker, a C API sluice_worker, or a sqlite3 connection with the
+// loadable extension calling sluice_claim / sluice_done / sluice_fail (SQL consumers).
+enum class InstanceKind { kCpp, kC, kSql };
+
+// One worker instance: the topics it has handlers for, per consumer. Two instances with different
 // sets for one consumer are a rolling deploy.
 struct InstanceConfig {
+  InstanceKind kind = InstanceKind::kCpp;
   std::map<std::string, std::set<std::string>> handles;
   bool handles_topic(const std::string& consumer, const std::string& topic) const;
 };
@@ -36,14 +43,22 @@ struct SequenceConfig {
   int batch_size = 512;
   Duration batch_time_budget{50};
   RetryPolicy retry;
+  // A sequence across the seams: C API and SQL instances beside C++ ones. Those read the system
+  // clock, so the whole sequence runs on real time (clock steps do nothing) with the retry policy
+  // they can be given (RetryPolicy's defaults but max_attempts), and a consumer an SQL instance
+  // drives never snoozes (SQL cannot).
+  bool seams = false;
 
   const ConsumerConfig& consumer(const std::string& name) const;
 };
 
 // The configuration of sequence `seed`: 2-3 consumers over 3 topics (fan-out), ordered or not,
 // in or outside the transaction, batch handlers, batch size 1..512, a time budget of 0, the
-// default or an hour, and in some sequences a second instance lacking one topic's handler.
-SequenceConfig make_config(std::uint64_t seed);
+// default or an hour, and in some sequences a second instance lacking one topic's handler. With
+// `allow_seams`, one sequence in three, a seam sequence: a C API instance beside the C++ one and,
+// if `sql` (the extension can be loaded), an SQL instance for the unordered in-transaction
+// consumers.
+SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql);
 
 // One line per consumer and instance, for a failure report.
 std::string describe(const SequenceConfig& config);

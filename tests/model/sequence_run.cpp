@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "../torture/temp_dir.hpp"
+#include "c_worker_instance.hpp"
 #include "invariants.hpp"
 #include "reference_model.hpp"
 #include "sluice/backfill.hpp"
@@ -17,6 +18,7 @@
 #include "sluice/inspect.hpp"
 #include "sluice/outbox.hpp"
 #include "sluice/retention.hpp"
+#include "sql_instance.hpp"
 #include "worker_instance.hpp"
 
 namespace sluice::model {
@@ -39,7 +41,8 @@ class Sequence final : public CallSink {
   Sequence(const SequenceConfig& config, const std::vector<std::string>& ignored)
       : config_(config),
         ignored_(ignored),
-        clock_(std::make_shared<ManualClock>()),
+        manual_(std::make_shared<ManualClock>()),
+        clock_(config.seams ? system_clock() : manual_),
         path_(dir_.file("model.db")),
         model_(config) {
     options_.clock = clock_;
@@ -110,9 +113,17 @@ class Sequence final : public CallSink {
   }
 
  private:
-  std::unique_ptr<WorkerInstance> start(std::size_t instance) {
-    return std::make_unique<WorkerInstance>(path_, config_, config_.instances[instance], options_,
-                                            *this);
+  std::unique_ptr<Instance> start(std::size_t instance) {
+    const InstanceConfig& config = config_.instances[instance];
+    switch (config.kind) {
+      case InstanceKind::kCpp:
+        break;
+      case InstanceKind::kC:
+        return std::make_unique<CWorkerInstance>(path_, config_, config, *this);
+      case InstanceKind::kSql:
+        return std::make_unique<SqlInstance>(path_, config_, config, *this, sql_extension());
+    }
+    return std::make_unique<WorkerInstance>(path_, config_, config, options_, *this);
   }
 
   std::vector<Scripted> calls(const std::string& consumer, const std::vector<Event>& events,
@@ -180,8 +191,9 @@ class Sequence final : public CallSink {
         return drain(static_cast<std::size_t>(op.instance), found);
       case OpKind::kClockForward:
       case OpKind::kClockBack: {
+        if (config_.seams) return " (skipped: real time)";
         // A step is noticed by a worker only at its next step (see drain()).
-        clock_->advance(op.kind == OpKind::kClockForward ? op.step : -op.step);
+        manual_->advance(op.kind == OpKind::kClockForward ? op.step : -op.step);
         return "";
       }
       case OpKind::kReplay:
@@ -217,6 +229,8 @@ class Sequence final : public CallSink {
         last_drain_[i].reset();
         return "";
       }
+      case OpKind::kSqlCloseMidClaim:
+        return close_mid_claim(op, found);
       case OpKind::kStartStop: {
         const long long calls_before = calls_;
         Worker worker(path_, options_);
@@ -315,6 +329,8 @@ class Sequence final : public CallSink {
     if (!last_drain_[instance] || now < *last_drain_[instance]) model_.clock_seen_behind(now);
     last_drain_[instance] = now;
     const DrainResult result = instances_[instance]->drain();
+    // What was due when the drain began must be done; on real time more may be due since.
+    const TimePoint began = now;
     std::string line = " (delivered " + std::to_string(result.delivered) + ", retried " +
                        std::to_string(result.retried) + ", dead " +
                        std::to_string(result.dead_lettered) + ")";
@@ -325,15 +341,18 @@ class Sequence final : public CallSink {
     const InstanceConfig& handles = config_.instances[instance];
     check_unhandled_attempts(*db_, model_, config_, found);
     check_dead_letters(*db_, model_, found);
-    check_drained(*db_, model_, handles, clock_->now(), found);
+    check_drained(*db_, model_, handles, began, found);
     if (!found.empty()) return line;
-    // Nothing may run at this time: another run_until_idle() must not write at all.
-    for (const DuePair& due : model_.due(handles, clock_->now())) {
+    // Nothing may run at this time: another run_until_idle() must not write at all. On real time,
+    // nothing may run in the next seconds either (the check would race the clock).
+    const std::optional<long long> before = instances_[instance]->write_transactions();
+    if (!before) return line;
+    const Duration margin = config_.seams ? Duration(2000) : Duration(0);
+    for (const DuePair& due : model_.due(handles, clock_->now() + margin)) {
       if (due.may_run) return line;
     }
-    const long long before = instances_[instance]->write_transactions();
     instances_[instance]->drain();
-    const long long writes = instances_[instance]->write_transactions() - before;
+    const long long writes = *instances_[instance]->write_transactions() - *before;
     if (writes > 0) {
       found.push_back({"write transaction while idle",
                        "run_until_idle() on instance " + std::to_string(instance) + " began " +
@@ -341,6 +360,20 @@ class Sequence final : public CallSink {
                            " write transaction(s) though nothing was deliverable"});
     }
     return line;
+  }
+
+  std::string close_mid_claim(const Operation& op, std::vector<Violation>& found) {
+    SqlInstance* sql = nullptr;
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      if (config_.instances[i].kind == InstanceKind::kSql)
+        sql = static_cast<SqlInstance*>(instances_[i].get());
+    }
+    if (sql == nullptr) return " (skipped: no SQL instance)";
+    const auto [consumer, left] = sql->close_mid_claim(op.pick % 4);
+    if (consumer.empty()) return " (nothing to claim)";
+    model_.crashed(consumer, left, clock_->now());
+    return " (" + consumer + " closed with " + std::to_string(left.size()) +
+           " claimed; instance 0" + drain(0, found) + ")";
   }
 
   std::string dead_letter_operation(const Operation& op, std::vector<Violation>& found) {
@@ -420,8 +453,9 @@ class Sequence final : public CallSink {
     const Duration retention = retentions[op.pick % 3];
     PruneOptions prune_options;
     prune_options.force = true;
-    const TimePoint cutoff = clock_->now() - retention;
     const long long engine = prune(*db_, retention, prune_options, options_);
+    // Read after the prune: on real time, the engine's cutoff is at most this.
+    const TimePoint cutoff = clock_->now() - retention;
     long long gone = 0;
     for (const auto& [n, e] : model_.events()) {
       if (e.pruned) continue;
@@ -442,13 +476,15 @@ class Sequence final : public CallSink {
   const SequenceConfig& config_;
   const std::vector<std::string>& ignored_;
   torture::TempDir dir_;
-  std::shared_ptr<ManualClock> clock_;
+  std::shared_ptr<ManualClock> manual_;
+  // The manual clock, or the system's in a seam sequence.
+  std::shared_ptr<Clock> clock_;
   std::string path_;
   Options options_;
   std::optional<SQLite::Database> db_;  // the app's and the operator's connection
   std::unique_ptr<Outbox> outbox_;
   ReferenceModel model_;
-  std::vector<std::unique_ptr<WorkerInstance>> instances_;
+  std::vector<std::unique_ptr<Instance>> instances_;
   // The clock's reading at each instance's last drain; none before its first.
   std::vector<std::optional<TimePoint>> last_drain_;
   long long next_n_ = 1;

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <SQLiteCpp/Database.h>
+#include <sqlite3.h>
 
 #include <string>
 #include <vector>
 
 #include "handler_script.hpp"
+#include "instance.hpp"
 #include "sequence_config.hpp"
 #include "sluice/worker.hpp"
 #include "write_counter.hpp"
@@ -37,19 +39,27 @@ void create_applied_table(SQLite::Database& db);
 // The event number a model event carries in its payload.
 long long event_number(const Event& event);
 
+// Records in model_applied, on `connection` (in its open delivery transaction), that `consumer`
+// applied event `n`.
+void record_application(sqlite3* connection, const std::string& consumer, long long n);
+
+// Has the end of every write transaction on `connection` reported to `sink`. One watch per
+// connection, kept for the sequence's life (a connection opened later at the same address reuses
+// it).
+void watch_transaction(sqlite3* connection, CallSink& sink);
+
 // Registers on `worker` the handlers `instance` has, as `config` describes the consumers.
 void subscribe_handlers(Worker& worker, const SequenceConfig& config,
                         const InstanceConfig& instance, CallSink& sink);
 
 // Not thread-safe, like the Worker it holds.
-class WorkerInstance {
+class WorkerInstance final : public Instance {
  public:
   WorkerInstance(const std::string& path, const SequenceConfig& config,
                  const InstanceConfig& instance, const Options& options, CallSink& sink);
 
-  DrainResult drain() { return worker_.run_until_idle(); }
-  // Write transactions begun on this instance's connection so far.
-  long long write_transactions() const { return counter_.begins(); }
+  DrainResult drain() override { return worker_.run_until_idle(); }
+  std::optional<long long> write_transactions() const override { return counter_.begins(); }
 
  private:
   SQLite::Database db_;
