@@ -122,6 +122,8 @@ int main(int argc, char** argv) {
   std::map<std::string, Class> classes;
   long long failed = 0;
   long long operations = 0;
+  std::map<std::string, long long> kinds;
+  long long seam_sequences = 0;
   long long calls = 0;
   for (long long k = 0; k < flags.sequences; ++k) {
     const std::uint64_t seed = flags.seed + static_cast<std::uint64_t>(k);
@@ -131,7 +133,18 @@ int main(int argc, char** argv) {
         static_cast<int>(config.consumers.size()), flags.threaded, config.seams);
     const sluice::model::SequenceOutcome outcome =
         sluice::model::run_sequence(config, ops, flags.ignored);
+    if (config.seams) ++seam_sequences;
     operations += static_cast<long long>(outcome.log.size());
+    for (std::size_t i = 0; i < outcome.log.size(); ++i) {
+      std::string kind = sluice::model::kind_name(ops[i].kind);
+      if (ops[i].kind == sluice::model::OpKind::kDrain) {
+        const auto instance = config.instances[static_cast<std::size_t>(ops[i].instance)].kind;
+        kind += instance == sluice::model::InstanceKind::kCpp ? "(C++)"
+                : instance == sluice::model::InstanceKind::kC ? "(C API)"
+                                                              : "(SQL)";
+      }
+      ++kinds[kind];
+    }
     calls += outcome.handler_calls;
     if (flags.verbose) {
       std::printf("seed %llu: %s", static_cast<unsigned long long>(seed),
@@ -160,6 +173,9 @@ int main(int argc, char** argv) {
       flags.sequences, static_cast<unsigned long long>(flags.seed),
       static_cast<unsigned long long>(flags.seed + flags.sequences - 1), operations, calls,
       seconds);
+  std::printf("  %lld seam sequences; operations by kind:", seam_sequences);
+  for (const auto& [kind, count] : kinds) std::printf(" %s %lld,", kind.c_str(), count);
+  std::printf("\n");
   for (const auto& [invariant, c] : classes) {
     std::printf("  BROKEN %-55s %lld sequence(s), seeds", invariant.c_str(), c.sequences);
     for (std::size_t i = 0; i < c.seeds.size() && i < 12; ++i)

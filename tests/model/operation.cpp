@@ -71,7 +71,8 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
     // Seam sequences run on real time: a clock step would do nothing there, so they drain.
     if (seams && (op.kind == OpKind::kClockForward || op.kind == OpKind::kClockBack))
       op.kind = OpKind::kDrain;
-    if (seams && rng.chance(5)) op.kind = OpKind::kSqlCloseMidClaim;
+    if (seams && rng.chance(8))
+      op.kind = rng.chance(50) ? OpKind::kSqlCloseMidClaim : OpKind::kSqlRelease;
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
                           op.kind == OpKind::kEnqueueRolledBack ||
                           op.kind == OpKind::kEnqueueBadBatch;
@@ -85,7 +86,7 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
   return ops;
 }
 
-std::string describe(const Operation& op) {
+const char* kind_name(OpKind kind) {
   static const char* const names[] = {"enqueue",
                                       "enqueue_batch",
                                       "enqueue+rollback",
@@ -101,8 +102,13 @@ std::string describe(const Operation& op) {
                                       "prune",
                                       "restart",
                                       "start+stop",
-                                      "sql close mid-claim"};
-  std::string out = names[static_cast<int>(op.kind)];
+                                      "sql close mid-claim",
+                                      "sql release"};
+  return names[static_cast<int>(kind)];
+}
+
+std::string describe(const Operation& op) {
+  std::string out = kind_name(op.kind);
   switch (op.kind) {
     case OpKind::kDrain:
     case OpKind::kRestartWorker:
@@ -118,6 +124,7 @@ std::string describe(const Operation& op) {
     case OpKind::kDiscard:
     case OpKind::kPrune:
     case OpKind::kSqlCloseMidClaim:
+    case OpKind::kSqlRelease:
       return out + " pick " + std::to_string(op.pick % 1000);
     default:
       break;

@@ -41,6 +41,9 @@ enum class OpKind {
   // events and closes its connection with the rest claimed; then instance 0 drains, and must
   // recover that claim as crashed.
   kSqlCloseMidClaim,
+  // Seam sequences only: an SQL consumer claims, settles a few and gives the rest back with
+  // sluice_release (no attempt spent).
+  kSqlRelease,
 };
 
 struct Operation {
@@ -57,6 +60,9 @@ struct Operation {
 // seed alone. The seam operations only if `seams`.
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
                                            int consumers, bool threaded, bool seams);
+
+// The operation's name, e.g. "enqueue".
+const char* kind_name(OpKind kind);
 
 // One line, e.g. "enqueue [t1 k2 id-3 +5000ms]".
 std::string describe(const Operation& op);

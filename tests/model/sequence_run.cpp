@@ -230,7 +230,8 @@ class Sequence final : public CallSink {
         return "";
       }
       case OpKind::kSqlCloseMidClaim:
-        return close_mid_claim(op, found);
+      case OpKind::kSqlRelease:
+        return leave_mid_claim(op, found);
       case OpKind::kStartStop: {
         const long long calls_before = calls_;
         Worker worker(path_, options_);
@@ -362,15 +363,17 @@ class Sequence final : public CallSink {
     return line;
   }
 
-  std::string close_mid_claim(const Operation& op, std::vector<Violation>& found) {
+  std::string leave_mid_claim(const Operation& op, std::vector<Violation>& found) {
     SqlInstance* sql = nullptr;
     for (std::size_t i = 0; i < instances_.size(); ++i) {
       if (config_.instances[i].kind == InstanceKind::kSql)
         sql = static_cast<SqlInstance*>(instances_[i].get());
     }
     if (sql == nullptr) return " (skipped: no SQL instance)";
-    const auto [consumer, left] = sql->close_mid_claim(op.pick % 4);
+    const bool release = op.kind == OpKind::kSqlRelease;
+    const auto [consumer, left] = sql->leave_mid_claim(op.pick % 4, release);
     if (consumer.empty()) return " (nothing to claim)";
+    if (release) return " (" + consumer + " gave back " + std::to_string(left.size()) + ")";
     model_.crashed(consumer, left, clock_->now());
     return " (" + consumer + " closed with " + std::to_string(left.size()) +
            " claimed; instance 0" + drain(0, found) + ")";

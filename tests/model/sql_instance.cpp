@@ -138,7 +138,8 @@ DrainResult SqlInstance::drain() {
   return result;
 }
 
-std::pair<std::string, std::vector<long long>> SqlInstance::close_mid_claim(std::size_t settle_n) {
+std::pair<std::string, std::vector<long long>> SqlInstance::leave_mid_claim(std::size_t settle_n,
+                                                                            bool release) {
   for (const auto& [consumer, topics] : instance_.handles) {
     const std::vector<Claimed> claimed = claim(consumer);
     if (claimed.empty()) continue;
@@ -150,6 +151,14 @@ std::pair<std::string, std::vector<long long>> SqlInstance::close_mid_claim(std:
       } else {
         left.push_back(claimed[i].n);
       }
+    }
+    if (release) {
+      const std::string given_back = one(db_, "SELECT sluice_release(?)", {consumer});
+      if (given_back != std::to_string(left.size())) {
+        throw std::runtime_error("model: sluice_release gave back " + given_back + " of " +
+                                 std::to_string(left.size()) + " events left claimed");
+      }
+      return {consumer, left};
     }
     sqlite3_close_v2(db_);
     db_ = nullptr;

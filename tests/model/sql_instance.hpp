@@ -36,10 +36,11 @@ class SqlInstance final : public Instance {
   std::optional<long long> write_transactions() const override { return std::nullopt; }
 
   // Claims events of the first consumer that has any due, settles the first `settle` of them
-  // (fewer if fewer were claimed), and closes the connection with the rest claimed, as a
-  // process whose connection closes mid-claim; then opens a new connection. Returns the event
-  // numbers left claimed, with the consumer's name (empty when nothing was claimed).
-  std::pair<std::string, std::vector<long long>> close_mid_claim(std::size_t settle);
+  // (fewer if fewer were claimed), and leaves the rest: with `release`, gives them back with
+  // sluice_release (which must say how many); else closes the connection with them claimed, as
+  // a process whose connection closes mid-claim, and opens a new one. Returns the event numbers
+  // left, with the consumer's name (empty when nothing was claimed).
+  std::pair<std::string, std::vector<long long>> leave_mid_claim(std::size_t settle, bool release);
 
  private:
   struct Claimed {
