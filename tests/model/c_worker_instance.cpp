@@ -30,8 +30,8 @@ int handle(void* user_data, const sluice_event* view, sqlite3* conn, sluice_outc
     const long long n = event_number(event);
     CallSink& sink = *subscription->sink;
     if (!subscription->outside) watch_transaction(conn, sink);
-    const Scripted scripted = sink.on_call(subscription->consumer, event, view->attempt,
-                                           subscription->outside ? nullptr : conn);
+    const Scripted scripted = sink.on_call(subscription->consumer, subscription->generation, event,
+                                           view->attempt, subscription->outside ? nullptr : conn);
     // As the C++ handlers do: the write comes first; a failure rolls it back with the attempt.
     if (!subscription->outside && scripted.writes)
       record_application(conn, subscription->consumer, n);
@@ -66,14 +66,15 @@ CWorkerInstance::CWorkerInstance(const std::string& path, const SequenceConfig& 
     sluice_consumer_options options = sluice_consumer_defaults();
     options.outside_transaction = consumer.outside ? 1 : 0;
     options.ordered = consumer.ordered ? 1 : 0;
+    options.start_from_oldest = consumer.oldest ? 1 : 0;
     options.max_attempts = config.retry.max_attempts;
     options.initial_backoff_ms = config.retry.initial_backoff.count();
     options.max_backoff_ms = config.retry.max_backoff.count();
     for (const std::string& topic : consumer.topics) {
       if (!instance.handles_topic(consumer.name, topic)) continue;
       // The C API has no batch handler: a batch topic is taken one event at a time here.
-      subscriptions_.push_back(
-          std::make_unique<Subscription>(Subscription{&sink, consumer.name, consumer.outside}));
+      subscriptions_.push_back(std::make_unique<Subscription>(
+          Subscription{&sink, consumer.name, consumer.generation, consumer.outside}));
       check(sluice_worker_subscribe(worker_, consumer.name.c_str(), topic.c_str(), &handle,
                                     subscriptions_.back().get(), &options, &errmsg),
             errmsg, "sluice_worker_subscribe " + consumer.name + " " + topic);

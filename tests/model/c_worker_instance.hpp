@@ -31,6 +31,7 @@ class CWorkerInstance final : public Instance {
   struct Subscription {
     CallSink* sink;
     std::string consumer;
+    int generation;
     bool outside;
   };
 

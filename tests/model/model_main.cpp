@@ -1,11 +1,16 @@
 // model_test: runs seeded random operation sequences against the real engine and the reference
 // model (issue 13), and reports every broken promise by invariant, with the seeds that break it.
-//   model_test [--sequences N] [--seed S] [--ops M] [--verbose] [--threaded] [--ignore
-//   INVARIANT]...
+//   model_test [--sequences N] [--seed S] [--ops M] [--verbose] [--threaded]
+//   [--no-stale-workers] [--ignore INVARIANT]...
 // Sequence k runs seed S+k; `model_test --seed X --sequences 1 --ops M` reproduces one.
 // --ignore drops violations of invariants starting with INVARIANT, to look past a known defect.
 // --threaded adds start+stop of a Worker on its own thread: what it delivers before stop() then
 // depends on timing, so such a failure may not reproduce from its seed.
+// --no-stale-workers: after a consumer is removed and added again, every worker instance
+// subscribes it anew; without it, a C++ instance other than the first keeps the removed
+// consumer's handlers and must stop delivering for it alone.
+// Seam sequences (one in three) need the loadable extension's path in SLUICE_MODEL_SQLEXT for
+// their SQL consumers.
 #include <unistd.h>
 
 #include <chrono>
@@ -30,13 +35,14 @@ struct Flags {
   int ops = 80;
   bool verbose = false;
   bool threaded = false;
+  bool stale_workers = true;
   std::vector<std::string> ignored;
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "model_test: %s\nusage: model_test [--sequences N] [--seed S] [--ops M] "
-               "[--verbose] [--threaded] [--ignore INVARIANT]...\n",
+               "[--verbose] [--threaded] [--no-stale-workers] [--ignore INVARIANT]...\n",
                why);
   std::exit(2);
 }
@@ -47,6 +53,10 @@ Flags parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--verbose" || arg == "--threaded") {
       (arg == "--verbose" ? flags.verbose : flags.threaded) = true;
+      continue;
+    }
+    if (arg == "--no-stale-workers") {
+      flags.stale_workers = false;
       continue;
     }
     if (i + 1 >= argc) usage(("a value is missing after " + arg).c_str());
@@ -88,6 +98,7 @@ void print_failure(std::uint64_t seed, const Flags& flags,
   std::string ignores;
   for (const std::string& ignored : flags.ignored) ignores += " --ignore '" + ignored + "'";
   if (flags.threaded) ignores += " --threaded";
+  if (!flags.stale_workers) ignores += " --no-stale-workers";
   std::printf("  reproduce: model_test --seed %llu --sequences 1 --ops %d --verbose%s\n",
               static_cast<unsigned long long>(seed), flags.ops, ignores.c_str());
   std::printf("  options: %s", describe(config).c_str());
@@ -127,7 +138,8 @@ int main(int argc, char** argv) {
   long long calls = 0;
   for (long long k = 0; k < flags.sequences; ++k) {
     const std::uint64_t seed = flags.seed + static_cast<std::uint64_t>(k);
-    const sluice::model::SequenceConfig config = sluice::model::make_config(seed, true, sql);
+    sluice::model::SequenceConfig config = sluice::model::make_config(seed, true, sql);
+    config.stale_workers = flags.stale_workers;
     const auto ops = sluice::model::generate_operations(
         seed, flags.ops, static_cast<int>(config.instances.size()),
         static_cast<int>(config.consumers.size()), flags.threaded, config.seams);

@@ -71,6 +71,7 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
     // Seam sequences run on real time: a clock step would do nothing there, so they drain.
     if (seams && (op.kind == OpKind::kClockForward || op.kind == OpKind::kClockBack))
       op.kind = OpKind::kDrain;
+    if (rng.chance(3)) op.kind = OpKind::kRemoveReadd;
     if (seams && rng.chance(8))
       op.kind = rng.chance(50) ? OpKind::kSqlCloseMidClaim : OpKind::kSqlRelease;
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
@@ -103,7 +104,8 @@ const char* kind_name(OpKind kind) {
                                       "restart",
                                       "start+stop",
                                       "sql close mid-claim",
-                                      "sql release"};
+                                      "sql release",
+                                      "remove+add again"};
   return names[static_cast<int>(kind)];
 }
 
@@ -119,6 +121,7 @@ std::string describe(const Operation& op) {
       return out + std::to_string(op.step.count()) + "ms";
     case OpKind::kBackfill:
     case OpKind::kBackfillInFlight:
+    case OpKind::kRemoveReadd:
       return out + " c" + std::to_string(op.consumer) + " pick " + std::to_string(op.pick % 1000);
     case OpKind::kReplay:
     case OpKind::kDiscard:

@@ -44,6 +44,9 @@ enum class OpKind {
   // Seam sequences only: an SQL consumer claims, settles a few and gives the rest back with
   // sluice_release (no attempt spent).
   kSqlRelease,
+  // remove_consumer (forced) of consumer `consumer`, then subscribed again under its name, with
+  // topics and StartFrom chosen by `pick`.
+  kRemoveReadd,
 };
 
 struct Operation {

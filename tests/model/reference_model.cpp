@@ -44,6 +44,8 @@ const char* state_name(PairState s) {
       return "delivered";
     case PairState::kDiscarded:
       return "discarded";
+    case PairState::kRemoved:
+      return "removed with its consumer";
   }
   return "?";
 }
@@ -335,6 +337,16 @@ long long ReferenceModel::backfill(const std::string& consumer, std::int64_t fro
     const auto found = event.pairs.find(consumer);
     if (found == event.pairs.end()) continue;
     Pair& pair = found->second;
+    if (pair.state == PairState::kRemoved) {
+      // Of the consumer's removed self: backfilled only if the consumer now subscribes its topic
+      // from before it (backfill re-feeds what a subscription covers).
+      const ConsumerConfig& config = config_.consumer(consumer);
+      const auto start = start_seq_.find({consumer, event.topic});
+      if (std::find(config.topics.begin(), config.topics.end(), event.topic) ==
+              config.topics.end() ||
+          (start != start_seq_.end() && event.seq <= start->second))
+        continue;
+    }
     if (in_flight.count(n) > 0) {
       // Its call has just returned: one delivery is done, and one more is owed.
       if (pair.state == PairState::kDelivered) reset_to_pending(pair, Cause::kBackfilledInFlight);
@@ -370,6 +382,30 @@ void ReferenceModel::crashed(const std::string& consumer, const std::vector<long
     pair.latest = now + backoff + std::chrono::seconds(5);
     pair.scheduled_at = now;
     pair.cause = Cause::kCrashed;
+  }
+}
+
+void ReferenceModel::add_again(const std::string& consumer, bool oldest) {
+  const ConsumerConfig& config = config_.consumer(consumer);
+  totals_[consumer] = {};
+  for (const std::string& topic : config.topics)
+    start_seq_[{consumer, topic}] = oldest ? 0 : last_seq_;
+  for (auto& [_, event] : events_) {
+    const bool takes =
+        std::find(config.topics.begin(), config.topics.end(), event.topic) != config.topics.end();
+    const auto found = event.pairs.find(consumer);
+    if (oldest && takes && !event.pruned) {
+      Pair fresh;
+      if (found != event.pairs.end()) {
+        // The app table keeps what the removed consumer applied; the handler's script moves on.
+        fresh.delivered = found->second.delivered;
+        fresh.resets = found->second.resets + 1;
+      }
+      if (event.not_before) fresh.earliest = fresh.latest = *event.not_before;
+      event.pairs[consumer] = fresh;
+    } else if (found != event.pairs.end()) {
+      found->second.state = PairState::kRemoved;
+    }
   }
 }
 

@@ -19,7 +19,9 @@
 
 namespace sluice::model {
 
-enum class PairState { kPending, kDead, kDelivered, kDiscarded };
+// kRemoved: its consumer was removed (and perhaps added again without this event): the engine
+// keeps nothing of it, and the app table keeps what it applied.
+enum class PairState { kPending, kDead, kDelivered, kDiscarded, kRemoved };
 
 // Why a pending pair is pending: named when it is found stranded.
 enum class Cause {
@@ -122,6 +124,10 @@ class ReferenceModel {
   // The claim of `consumer` that held `ns` (and nothing else unfinished) was recovered as crashed
   // at about `now`: each spent an attempt, dead-lettered as "crashed" only if alone at its last.
   void crashed(const std::string& consumer, const std::vector<long long>& ns, TimePoint now);
+  // `consumer` was removed and added again, from the oldest retained event or from now, with the
+  // topics the configuration now gives it: every pair of its old self is gone; with `oldest`,
+  // each retained event of its topics is pending anew.
+  void add_again(const std::string& consumer, bool oldest);
   // The engine pruned `n`: judged against what prune may remove.
   void pruned(long long n, TimePoint cutoff, std::vector<Violation>& out);
 
@@ -165,6 +171,9 @@ class ReferenceModel {
   };
   std::map<const void*, std::vector<Undo>> uncommitted_;
   std::map<std::string, Totals> totals_;
+  // Where a subscription of a consumer added again starts (its topic's events after this seq);
+  // none for one subscribed before any event.
+  std::map<std::pair<std::string, std::string>, std::int64_t> start_seq_;
 };
 
 }  // namespace sluice::model

@@ -19,6 +19,11 @@ struct ConsumerConfig {
   bool outside = false;
   // Its handlers never snooze: an SQL instance drives it.
   bool no_snooze = false;
+  // Subscribed with StartFrom::kOldest (only once added again: a first subscription is kNow).
+  bool oldest = false;
+  // How often it was removed and added again: a handler subscribed for an earlier generation
+  // must never be called.
+  int generation = 0;
   // Topics this (outside) consumer takes through subscribe_batch rather than subscribe.
   std::set<std::string> batch_topics;
 };
@@ -48,6 +53,10 @@ struct SequenceConfig {
   // they can be given (RetryPolicy's defaults but max_attempts), and a consumer an SQL instance
   // drives never snoozes (SQL cannot).
   bool seams = false;
+  // Whether a worker instance that is not made to subscribe a consumer added again keeps the
+  // handlers of its removed self (they must deliver nothing more), or subscribes it anew too.
+  // Not drawn from the seed: model_test's --no-stale-workers sets it.
+  bool stale_workers = true;
 
   const ConsumerConfig& consumer(const std::string& name) const;
 };

@@ -12,6 +12,7 @@
 #include "invariants.hpp"
 #include "reference_model.hpp"
 #include "sluice/backfill.hpp"
+#include "sluice/consumer_removal.hpp"
 #include "sluice/database.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"
@@ -44,7 +45,7 @@ class Sequence final : public CallSink {
         manual_(std::make_shared<ManualClock>()),
         clock_(config.seams ? system_clock() : manual_),
         path_(dir_.file("model.db")),
-        model_(config) {
+        model_(config_) {
     options_.clock = clock_;
     options_.synchronous = Synchronous::kNormal;
     options_.batch_size = config.batch_size;
@@ -97,9 +98,9 @@ class Sequence final : public CallSink {
     return outcome;
   }
 
-  Scripted on_call(const std::string& consumer, const Event& event, int attempt,
+  Scripted on_call(const std::string& consumer, int generation, const Event& event, int attempt,
                    const void* connection) override {
-    return calls(consumer, {event}, attempt, false, connection).front();
+    return calls(consumer, generation, {event}, attempt, false, connection).front();
   }
 
   void on_transaction_end(const void* connection, bool committed) override {
@@ -107,9 +108,9 @@ class Sequence final : public CallSink {
     model_.delivery_transaction_ended(connection, committed);
   }
 
-  std::vector<Scripted> on_batch(const std::string& consumer,
+  std::vector<Scripted> on_batch(const std::string& consumer, int generation,
                                  const std::vector<Event>& events) override {
-    return calls(consumer, events, 0, true);
+    return calls(consumer, generation, events, 0, true);
   }
 
  private:
@@ -126,14 +127,23 @@ class Sequence final : public CallSink {
     return std::make_unique<WorkerInstance>(path_, config_, config, options_, *this);
   }
 
-  std::vector<Scripted> calls(const std::string& consumer, const std::vector<Event>& events,
-                              int attempt, bool batch, const void* connection = nullptr) {
+  std::vector<Scripted> calls(const std::string& consumer, int generation,
+                              const std::vector<Event>& events, int attempt, bool batch,
+                              const void* connection = nullptr) {
     // Released around the engine's work below: while a batch handler waits for the write lock,
     // the worker's thread may commit, and its commit hook (on_transaction_end) takes this mutex
     // holding that lock.
     std::unique_lock lock(mutex_);
     std::vector<long long> ns;
     for (const Event& event : events) ns.push_back(event_number(event));
+    if (generation != config_.consumer(consumer).generation) {
+      // Nothing is applied to the model: the call was never the new consumer's to make.
+      call_violations_.push_back(
+          {"delivery by a removed consumer's worker",
+           "a handler subscribed for " + consumer + " before it was removed was called with n=" +
+               std::to_string(ns.front()) + " (" + std::to_string(ns.size()) + " event(s))"});
+      return std::vector<Scripted>(ns.size());
+    }
     const bool replay_now =
         in_flight_replay_ && calls_ == replay_at_call_ && config_.consumer(consumer).outside;
     calls_ += static_cast<long long>(ns.size());
@@ -232,6 +242,8 @@ class Sequence final : public CallSink {
       case OpKind::kSqlCloseMidClaim:
       case OpKind::kSqlRelease:
         return leave_mid_claim(op, found);
+      case OpKind::kRemoveReadd:
+        return remove_and_add_again(op, found);
       case OpKind::kStartStop: {
         const long long calls_before = calls_;
         Worker worker(path_, options_);
@@ -363,6 +375,57 @@ class Sequence final : public CallSink {
     return line;
   }
 
+  std::string remove_and_add_again(const Operation& op, std::vector<Violation>& found) {
+    ConsumerConfig& consumer = config_.consumers[op.consumer % config_.consumers.size()];
+    RemoveConsumerOptions removal;
+    removal.force = true;
+    const ConsumerRemoval removed = remove_consumer(*db_, consumer.name, removal, options_);
+    if (!removed.removed) found.push_back({"consumer removal", consumer.name + " was not removed"});
+    // New topics (never none), all from the oldest retained event or from now.
+    std::vector<std::string> topics;
+    for (std::size_t t = 0; t < config_.topics.size(); ++t) {
+      if ((op.pick >> t) & 1) topics.push_back(config_.topics[t]);
+    }
+    if (topics.empty()) topics.push_back(config_.topics[(op.pick >> 8) % config_.topics.size()]);
+    consumer.topics = topics;
+    std::erase_if(consumer.batch_topics, [&](const std::string& topic) {
+      return std::find(topics.begin(), topics.end(), topic) == topics.end();
+    });
+    consumer.oldest = ((op.pick >> 4) & 1) != 0;
+    ++consumer.generation;
+    // Instance 0 (and the C API's and SQL's in a seam sequence) subscribe the consumer anew; every
+    // other one keeps its handlers, subscribed for the removed consumer: they must deliver nothing
+    // more for it.
+    std::string restarted;
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      InstanceConfig& instance = config_.instances[i];
+      const bool again =
+          i == 0 || instance.kind == InstanceKind::kC ||
+          (instance.kind == InstanceKind::kSql ? consumer.no_snooze : !config_.stale_workers);
+      if (!again) {
+        instance.handles.erase(consumer.name);
+        continue;
+      }
+      instance.handles[consumer.name] = std::set<std::string>(topics.begin(), topics.end());
+      if (i == 0) {
+        // The first subscription creates the consumer: the model's set of events starts here.
+        instances_[i].reset();
+        model_.add_again(consumer.name, consumer.oldest);
+        instances_[i] = start(i);
+      } else {
+        instances_[i].reset();
+        instances_[i] = start(i);
+      }
+      last_drain_[i].reset();
+      restarted += " " + std::to_string(i);
+    }
+    std::string line = " (" + consumer.name + " removed with " +
+                       std::to_string(removed.deliveries) + " deliveries, added again on";
+    for (const std::string& topic : topics) line += " " + topic;
+    return line + (consumer.oldest ? " from the oldest" : " from now") + ", instances" + restarted +
+           " subscribe it)";
+  }
+
   std::string leave_mid_claim(const Operation& op, std::vector<Violation>& found) {
     SqlInstance* sql = nullptr;
     for (std::size_t i = 0; i < instances_.size(); ++i) {
@@ -476,7 +539,9 @@ class Sequence final : public CallSink {
     return " (" + std::to_string(engine) + " pruned)";
   }
 
-  const SequenceConfig& config_;
+  // A copy: removing and adding a consumer again changes its topics and generation, and the
+  // instances' handlers.
+  SequenceConfig config_;
   const std::vector<std::string>& ignored_;
   torture::TempDir dir_;
   std::shared_ptr<ManualClock> manual_;

@@ -52,7 +52,9 @@ SqlInstance::SqlInstance(const std::string& path, const SequenceConfig& config,
     for (const std::string& topic : topics) {
       one(db_, "SELECT sluice_subscribe(?, ?, ?)",
           {consumer, topic,
-           "{\"max_attempts\": " + std::to_string(config_.retry.max_attempts) + "}"});
+           "{\"max_attempts\": " + std::to_string(config_.retry.max_attempts) +
+               ", \"start_from\": \"" + (config_.consumer(consumer).oldest ? "oldest" : "now") +
+               "\"}"});
     }
   }
 }
@@ -100,7 +102,9 @@ void SqlInstance::settle(const std::string& consumer, const Claimed& claimed, Dr
   Event event;
   event.id = claimed.id;
   event.payload = "{\"n\":" + std::to_string(claimed.n) + "}";
-  const Scripted scripted = sink_.on_call(consumer, event, claimed.attempt, db_);
+  // SQL names a consumer by name, not by a subscription: it follows a consumer added again.
+  const Scripted scripted =
+      sink_.on_call(consumer, config_.consumer(consumer).generation, event, claimed.attempt, db_);
   if (scripted.action == Action::kSnooze)
     throw std::logic_error("model: a consumer SQL drives was scripted to snooze");
   if (scripted.action == Action::kOk) {

@@ -124,13 +124,15 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
     consumer_options.mode =
         consumer.outside ? DeliveryMode::kOutsideTransaction : DeliveryMode::kInTransaction;
     const std::string name = consumer.name;
+    const int generation = consumer.generation;
+    consumer_options.start_from = consumer.oldest ? StartFrom::kOldest : StartFrom::kNow;
     for (const std::string& topic : consumer.topics) {
       if (!instance.handles_topic(name, topic)) continue;
       if (consumer.batch_topics.count(topic) > 0) {
         worker.subscribe_batch(
             name, topic,
-            [&sink, name](const std::vector<Event>& events) {
-              const std::vector<Scripted> scripted = sink.on_batch(name, events);
+            [&sink, name, generation](const std::vector<Event>& events) {
+              const std::vector<Scripted> scripted = sink.on_batch(name, generation, events);
               if (!scripted.empty() && scripted.front().whole_batch)
                 throw std::runtime_error(scripted.front().error);
               std::vector<Outcome> outcomes;
@@ -141,18 +143,18 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
       } else if (consumer.outside) {
         worker.subscribe(
             name, topic,
-            [&sink, name](const Event& event, Context& ctx) {
-              act(sink.on_call(name, event, ctx.attempt(), nullptr), ctx);
+            [&sink, name, generation](const Event& event, Context& ctx) {
+              act(sink.on_call(name, generation, event, ctx.attempt(), nullptr), ctx);
             },
             consumer_options);
       } else {
         worker.subscribe(
             name, topic,
-            [&sink, name](const Event& event, Context& ctx) {
+            [&sink, name, generation](const Event& event, Context& ctx) {
               // Installed at every call: the connection (a Worker's own) is known only here.
               watch_transaction(ctx.db().getHandle(), sink);
               const Scripted scripted =
-                  sink.on_call(name, event, ctx.attempt(), ctx.db().getHandle());
+                  sink.on_call(name, generation, event, ctx.attempt(), ctx.db().getHandle());
               if (scripted.writes)
                 record_application(ctx.db().getHandle(), name, event_number(event));
               act(scripted, ctx);

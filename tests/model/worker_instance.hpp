@@ -22,14 +22,15 @@ namespace sluice::model {
 class CallSink {
  public:
   virtual ~CallSink() = default;
-  // A plain handler's call; `attempt` is the Context's; `connection` that of the delivery
+  // A plain handler's call; `generation` is that of the consumer the handler was subscribed for
+  // (ConsumerConfig::generation); `attempt` is the Context's; `connection` that of the delivery
   // transaction it runs in, or null for an outside-transaction consumer.
-  virtual Scripted on_call(const std::string& consumer, const Event& event, int attempt,
-                           const void* connection) = 0;
+  virtual Scripted on_call(const std::string& consumer, int generation, const Event& event,
+                           int attempt, const void* connection) = 0;
   // A write transaction ended on a connection that on_call has named.
   virtual void on_transaction_end(const void* connection, bool committed) = 0;
   // A batch handler's call: one outcome per event.
-  virtual std::vector<Scripted> on_batch(const std::string& consumer,
+  virtual std::vector<Scripted> on_batch(const std::string& consumer, int generation,
                                          const std::vector<Event>& events) = 0;
 };
 
