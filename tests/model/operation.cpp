@@ -72,6 +72,7 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
     if (seams && (op.kind == OpKind::kClockForward || op.kind == OpKind::kClockBack))
       op.kind = OpKind::kDrain;
     if (rng.chance(3)) op.kind = OpKind::kRemoveReadd;
+    if (threaded && rng.chance(2)) op.kind = OpKind::kForeignLockInFlight;
     if (seams && rng.chance(8))
       op.kind = rng.chance(50) ? OpKind::kSqlCloseMidClaim : OpKind::kSqlRelease;
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
@@ -105,7 +106,8 @@ const char* kind_name(OpKind kind) {
                                       "start+stop",
                                       "sql close mid-claim",
                                       "sql release",
-                                      "remove+add again"};
+                                      "remove+add again",
+                                      "foreign write lock(in flight)"};
   return names[static_cast<int>(kind)];
 }
 

@@ -47,6 +47,11 @@ enum class OpKind {
   // remove_consumer (forced) of consumer `consumer`, then subscribed again under its name, with
   // topics and StartFrom chosen by `pick`.
   kRemoveReadd,
+  // --threaded only (a thread holds the lock). In the next outside handler call of a drain of
+  // instance 0, which holds its claim: a foreign connection takes the write lock (BEGIN
+  // IMMEDIATE) and keeps it 300 ms, the clock moves past claim_lease, and a second worker drains
+  // meanwhile (waiting for the lock): it must not take over the live worker's claim.
+  kForeignLockInFlight,
 };
 
 struct Operation {

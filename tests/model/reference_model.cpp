@@ -305,6 +305,16 @@ void ReferenceModel::clock_maybe_seen_behind(TimePoint to) {
   }
 }
 
+void ReferenceModel::clock_stepped_mid_drain(TimePoint since, Duration step) {
+  for (auto& [_, event] : events_) {
+    for (auto& [consumer, pair] : event.pairs) {
+      if (pair.state == PairState::kPending && pair.scheduled_at && *pair.scheduled_at >= since &&
+          pair.latest < TimePoint::max() - step)
+        pair.latest += step;
+    }
+  }
+}
+
 long long ReferenceModel::replay(const DeadFilter& matches) {
   long long count = 0;
   for (auto& [_, event] : events_) {

@@ -113,6 +113,10 @@ class ReferenceModel {
   // scheduled after `now` may start anew from `now`, or keep its schedule.
   void clock_maybe_seen_behind(TimePoint now);
 
+  // The clock moved forward by `step` during a handler call of a drain that began at `since`: the
+  // engine may time a wait of that drain from either reading, so each may end `step` later.
+  void clock_stepped_mid_drain(TimePoint since, Duration step);
+
   using DeadFilter =
       std::function<bool(const ModelEvent&, const std::string& consumer, const Pair&)>;
   long long replay(const DeadFilter& matches);

@@ -3,9 +3,12 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "../torture/temp_dir.hpp"
 #include "c_worker_instance.hpp"
@@ -171,6 +174,13 @@ class Sequence final : public CallSink {
     }
     std::vector<Scripted> outcomes =
         model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_, connection);
+    if (in_flight_foreign_lock_ && config_.consumer(consumer).outside) {
+      in_flight_foreign_lock_ = false;
+      lock.unlock();
+      const std::string note = foreign_lock_and_second_drain();
+      lock.lock();
+      in_flight_note_ = note;
+    }
     if (backfill_now && !outcomes.front().whole_batch) {
       in_flight_backfill_.reset();
       lock.unlock();
@@ -244,6 +254,13 @@ class Sequence final : public CallSink {
         return leave_mid_claim(op, found);
       case OpKind::kRemoveReadd:
         return remove_and_add_again(op, found);
+      case OpKind::kForeignLockInFlight: {
+        in_flight_foreign_lock_ = true;
+        in_flight_note_ = " (no outside consumer's call to hold the lock in)";
+        std::string line = drain(0, found);
+        in_flight_foreign_lock_ = false;
+        return line + in_flight_note_;
+      }
       case OpKind::kStartStop: {
         const long long calls_before = calls_;
         Worker worker(path_, options_);
@@ -341,6 +358,7 @@ class Sequence final : public CallSink {
     const TimePoint now = clock_->now();
     if (!last_drain_[instance] || now < *last_drain_[instance]) model_.clock_seen_behind(now);
     last_drain_[instance] = now;
+    drain_began_ = now;
     const DrainResult result = instances_[instance]->drain();
     // What was due when the drain began must be done; on real time more may be due since.
     const TimePoint began = now;
@@ -373,6 +391,45 @@ class Sequence final : public CallSink {
                            " write transaction(s) though nothing was deliverable"});
     }
     return line;
+  }
+
+  // Called from a handler of instance 0, which holds its claim: a foreign connection takes the
+  // write lock on a thread of its own and keeps it 300 ms; meanwhile the clock moves past
+  // claim_lease (not on real time) and a second worker drains, its writes waiting for the lock.
+  // The first worker lives: its claim must not be taken over (which the model would see as a
+  // second delivery, or the first worker's outcomes lost).
+  std::string foreign_lock_and_second_drain() {
+    std::promise<void> locked;
+    std::future<void> taken = locked.get_future();
+    std::thread holder([this, &locked] {
+      SQLite::Database foreign = open_database(path_, options_);
+      foreign.exec("BEGIN IMMEDIATE");
+      locked.set_value();
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      foreign.exec("COMMIT");
+    });
+    taken.wait();
+    if (!config_.seams) {
+      const Duration step = options_.claim_lease + std::chrono::seconds(1);
+      {
+        std::lock_guard lock(mutex_);
+        model_.clock_stepped_mid_drain(drain_began_, step);
+      }
+      manual_->advance(step);
+    }
+    const auto began = std::chrono::steady_clock::now();
+    DrainResult result;
+    {
+      // New to the file, it re-anchors waits scheduled after now: none, the clock only moved on.
+      WorkerInstance second(path_, config_, config_.instances[0], options_, *this);
+      result = second.drain();
+    }
+    holder.join();
+    const long long waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - began)
+                                 .count();
+    return " (a foreign connection held the write lock; a second worker waited " +
+           std::to_string(waited) + " ms, delivered " + std::to_string(result.delivered) + ")";
   }
 
   std::string remove_and_add_again(const Operation& op, std::vector<Violation>& found) {
@@ -563,6 +620,8 @@ class Sequence final : public CallSink {
   std::optional<std::string> in_flight_backfill_;
   std::string in_flight_note_;
   bool in_flight_replay_ = false;
+  bool in_flight_foreign_lock_ = false;
+  TimePoint drain_began_;
   long long replay_at_call_ = 0;
 };
 
