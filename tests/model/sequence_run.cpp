@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,7 @@ class Sequence final : public CallSink {
         path_(dir_.file("model.db")),
         model_(config_) {
     options_.clock = clock_;
+    if (config_.lease_fallback) std::filesystem::create_directory(path_ + "-sluice-lock");
     options_.synchronous = Synchronous::kNormal;
     options_.batch_size = config.batch_size;
     options_.batch_time_budget = config.batch_time_budget;
