@@ -257,7 +257,10 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
       ++pair.snoozes;
       pair.earliest = pair.latest =
           outcome.snooze > TimePoint::max() - now ? TimePoint::max() : now + outcome.snooze;
-      if (pair.latest != TimePoint::max()) pair.earliest -= slack_;
+      if (pair.latest < TimePoint::max() - slack_) {
+        pair.earliest -= slack_;
+        pair.latest += slack_;
+      }
       pair.scheduled_at = now;
       pair.cause = Cause::kSnooze;
       return;
@@ -275,6 +278,7 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
   ++totals.retries;
   pair.earliest = pair.latest = now + config_.retry.backoff(pair.attempts, event.seq);
   pair.earliest -= slack_;
+  pair.latest += slack_;
   pair.scheduled_at = now;
   pair.cause = Cause::kRetry;
 }

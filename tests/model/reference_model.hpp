@@ -160,8 +160,9 @@ class ReferenceModel {
                                       const std::set<long long>& except) const;
 
   const SequenceConfig& config_;
-  // On real time (a seam sequence) an engine may read its clock before the handler call the
-  // model times a wait from: a wait may end this much before the model's reading + its length.
+  // On real time (a seam sequence) an engine may read its clock before or after the handler call
+  // the model times a wait from: a wait may end this much before or after the model's reading +
+  // its length.
   const Duration slack_;
   std::map<long long, ModelEvent> events_;  // by n: also seq order
   std::int64_t last_seq_ = 0;
