@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #include "sluice/sluice.h"
 
@@ -29,6 +30,7 @@ int handle(void* user_data, const sluice_event* view, sqlite3* conn, sluice_outc
     event.key = view->key;
     const long long n = event_number(event);
     CallSink& sink = *subscription->sink;
+    subscription->owner->on_handler_call();
     if (!subscription->outside) watch_transaction(conn, sink);
     const Scripted scripted = sink.on_call(subscription->consumer, subscription->generation, event,
                                            view->attempt, subscription->outside ? nullptr : conn);
@@ -74,7 +76,7 @@ CWorkerInstance::CWorkerInstance(const std::string& path, const SequenceConfig& 
       if (!instance.handles_topic(consumer.name, topic)) continue;
       // The C API has no batch handler: a batch topic is taken one event at a time here.
       subscriptions_.push_back(std::make_unique<Subscription>(
-          Subscription{&sink, consumer.name, consumer.generation, consumer.outside}));
+          Subscription{&sink, consumer.name, consumer.generation, consumer.outside, this}));
       check(sluice_worker_subscribe(worker_, consumer.name.c_str(), topic.c_str(), &handle,
                                     subscriptions_.back().get(), &options, &errmsg),
             errmsg, "sluice_worker_subscribe " + consumer.name + " " + topic);
@@ -83,6 +85,27 @@ CWorkerInstance::CWorkerInstance(const std::string& path, const SequenceConfig& 
 }
 
 CWorkerInstance::~CWorkerInstance() { sluice_worker_close(worker_); }
+
+void CWorkerInstance::on_handler_call() {
+  if (!probe_start_) return;
+  probe_start_ = false;
+  int rc = SLUICE_OK;
+  char* errmsg = nullptr;
+  std::thread other([this, &rc, &errmsg] { rc = sluice_worker_start(worker_, &errmsg); });
+  other.join();
+  const std::string message = errmsg != nullptr ? errmsg : "";
+  sluice_free(errmsg);
+  probe_result_ = rc == SLUICE_INVALID ? "refused: " + message
+                                       : "accepted (" + std::to_string(rc) + ") " + message;
+}
+
+std::string CWorkerInstance::drain_probing_start(DrainResult& result) {
+  probe_start_ = true;
+  probe_result_.clear();
+  result = drain();
+  probe_start_ = false;
+  return probe_result_;
+}
 
 DrainResult CWorkerInstance::drain() {
   sluice_drain_result result{};

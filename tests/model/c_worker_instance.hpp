@@ -25,6 +25,12 @@ class CWorkerInstance final : public Instance {
   CWorkerInstance& operator=(const CWorkerInstance&) = delete;
 
   DrainResult drain() override;
+  // From inside the next handler call of a drain, another thread calls sluice_worker_start on
+  // this worker, which delivers in run_until_idle: it must be refused with SLUICE_INVALID.
+  // Returns what happened ("" if no handler was called), after the drain.
+  std::string drain_probing_start(DrainResult& result);
+  // Called by the C handlers at the start of every call.
+  void on_handler_call();
   std::optional<long long> write_transactions() const override { return std::nullopt; }
 
   // What a C handler needs: passed as its user_data.
@@ -33,10 +39,13 @@ class CWorkerInstance final : public Instance {
     std::string consumer;
     int generation;
     bool outside;
+    CWorkerInstance* owner;
   };
 
  private:
   sluice_worker* worker_ = nullptr;
+  bool probe_start_ = false;
+  std::string probe_result_;
   std::vector<std::unique_ptr<Subscription>> subscriptions_;
 };
 

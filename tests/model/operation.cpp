@@ -73,6 +73,7 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
       op.kind = OpKind::kDrain;
     if (rng.chance(3)) op.kind = OpKind::kRemoveReadd;
     if (threaded && rng.chance(2)) op.kind = OpKind::kForeignLockInFlight;
+    if (seams && rng.chance(3)) op.kind = OpKind::kCStartInFlight;
     if (seams && rng.chance(8))
       op.kind = rng.chance(50) ? OpKind::kSqlCloseMidClaim : OpKind::kSqlRelease;
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
@@ -107,7 +108,8 @@ const char* kind_name(OpKind kind) {
                                       "sql close mid-claim",
                                       "sql release",
                                       "remove+add again",
-                                      "foreign write lock(in flight)"};
+                                      "foreign write lock(in flight)",
+                                      "C start(in flight)"};
   return names[static_cast<int>(kind)];
 }
 

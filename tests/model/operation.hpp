@@ -52,6 +52,9 @@ enum class OpKind {
   // IMMEDIATE) and keeps it 300 ms, the clock moves past claim_lease, and a second worker drains
   // meanwhile (waiting for the lock): it must not take over the live worker's claim.
   kForeignLockInFlight,
+  // Seam sequences only: from inside a handler call of the C API worker's run_until_idle,
+  // another thread calls sluice_worker_start on it: refused (SLUICE_INVALID), the drain goes on.
+  kCStartInFlight,
 };
 
 struct Operation {

@@ -256,6 +256,8 @@ class Sequence final : public CallSink {
         return leave_mid_claim(op, found);
       case OpKind::kRemoveReadd:
         return remove_and_add_again(op, found);
+      case OpKind::kCStartInFlight:
+        return start_in_flight(found);
       case OpKind::kForeignLockInFlight: {
         in_flight_foreign_lock_ = true;
         in_flight_note_ = " (no outside consumer's call to hold the lock in)";
@@ -432,6 +434,24 @@ class Sequence final : public CallSink {
                                  .count();
     return " (a foreign connection held the write lock; a second worker waited " +
            std::to_string(waited) + " ms, delivered " + std::to_string(result.delivered) + ")";
+  }
+
+  std::string start_in_flight(std::vector<Violation>& found) {
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      if (config_.instances[i].kind != InstanceKind::kC) continue;
+      auto* c_api = static_cast<CWorkerInstance*>(instances_[i].get());
+      drain_began_ = clock_->now();
+      DrainResult result;
+      const std::string probe = c_api->drain_probing_start(result);
+      if (!probe.empty() && probe.rfind("refused", 0) != 0) {
+        found.push_back({"C API worker driven from two threads",
+                         "sluice_worker_start during run_until_idle was " + probe});
+      }
+      return " (instance " + std::to_string(i) + " delivered " + std::to_string(result.delivered) +
+             "; sluice_worker_start from another thread: " + (probe.empty() ? "no call" : probe) +
+             ")";
+    }
+    return " (skipped: no C API instance)";
   }
 
   std::string remove_and_add_again(const Operation& op, std::vector<Violation>& found) {
