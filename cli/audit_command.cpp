@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/audit.hpp"
 #include "table.hpp"
 
@@ -19,7 +20,8 @@ void add_audit_command(CLI::App& app, std::shared_ptr<Session> session) {
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(
       "audit",
-      "The audit log: every replay, discard, backfill and prune, from the CLI or the console");
+      "The audit log: every replay, discard, backfill, prune and consumer removal, from the CLI, "
+      "the console, SQL or an app");
   command->footer(
       "Oldest first. Reads only.\nExample:\n  sluice --db app.db audit\n  sluice --db app.db "
       "audit --after 120 --json");
@@ -43,8 +45,9 @@ void add_audit_command(CLI::App& app, std::shared_ptr<Session> session) {
     table.align_right(0);
     table.align_right(4);
     for (const AuditEntry& e : entries) {
-      table.add_row({std::to_string(e.id), format_time(e.at), e.action, e.source,
-                     std::to_string(e.count), e.filter, e.note});
+      table.add_row({std::to_string(e.id), format_time(e.at), printable(e.action),
+                     printable(e.source), std::to_string(e.count), printable(e.filter),
+                     printable(e.note)});
     }
     table.print(std::cout, session->style());
     if (entries.empty()) std::cout << "(no actions recorded)\n";

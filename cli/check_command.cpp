@@ -7,6 +7,7 @@
 #include "exit_code.hpp"
 #include "health_checks.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "table.hpp"
 
 namespace sluice::cli {
@@ -37,11 +38,11 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
       Table table({"CHECK", "STATUS", "DETAIL"});
       for (const CheckResult& r : results) {
         const std::string status = severity_name(r.severity);
-        table.add_row({r.name,
+        table.add_row({printable(r.name),
                        r.severity == Severity::kOk        ? style.green(status)
                        : r.severity == Severity::kWarning ? style.yellow(status)
                                                           : style.red(status),
-                       r.detail});
+                       printable(r.detail)});
       }
       table.print(std::cout, style);
     }

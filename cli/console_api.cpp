@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "dead_letter_page.hpp"
 #include "fingerprint.hpp"
 #include "format.hpp"
 #include "health_checks.hpp"
@@ -139,47 +140,6 @@ Json id_list(const std::vector<DeadLetter>& letters) {
   return ids;
 }
 
-// The consumers whose dead letters park their keys.
-std::set<std::string> ordered_consumers(SQLite::Database& db) {
-  std::set<std::string> names;
-  SQLite::Statement select(db, "SELECT name FROM sluice_consumers WHERE ordered");
-  while (select.executeStep()) names.insert(select.getColumn(0).getString());
-  return names;
-}
-
-Json groups_json(const std::vector<DeadLetter>& letters) {
-  struct Group {
-    long long count = 0;
-    TimePoint first_seen = TimePoint::max();
-    TimePoint last_seen = TimePoint::min();
-    std::string sample_error;
-  };
-  // By fingerprint, consumer and topic: one group is one kind of failure of one consumer.
-  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
-  for (const DeadLetter& d : letters) {
-    Group& g = groups[{error_fingerprint(d.last_error), d.consumer, d.topic}];
-    ++g.count;
-    g.first_seen = std::min(g.first_seen, d.first_failed_at);
-    g.last_seen = std::max(g.last_seen, d.last_failed_at);
-    if (g.sample_error.empty()) g.sample_error = d.last_error;
-  }
-  std::vector<std::pair<std::tuple<std::string, std::string, std::string>, Group>> sorted(
-      groups.begin(), groups.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
-  Json list = Json::array();
-  for (const auto& [key, g] : sorted) {
-    list.push_back(Json{{"fingerprint", std::get<0>(key)},
-                        {"consumer", std::get<1>(key)},
-                        {"topic", std::get<2>(key)},
-                        {"count", g.count},
-                        {"first_seen", format_time(g.first_seen)},
-                        {"last_seen", format_time(g.last_seen)},
-                        {"sample_error", g.sample_error}});
-  }
-  return list;
-}
-
 // The dead letters an action names: every one of `ids` (each must have one, for `consumer`
 // when given), or every one with `fingerprint`. Throws before anything changes.
 std::vector<DeadLetter> select_dead_letters(SQLite::Database& db, const Json& body) {
@@ -232,7 +192,7 @@ std::string audit_filter(const Json& body) {
   for (const auto& [name, value] : body.items()) {
     if (name != "dry_run" && name != "note" && !value.is_null()) filter[name] = value;
   }
-  return filter.dump();
+  return json_text(filter);
 }
 
 }  // namespace
@@ -298,57 +258,18 @@ Json ConsoleApi::event(const std::string& id) const {
 }
 
 Json ConsoleApi::dead_letters(const ApiParams& params) const {
-  check_params(params, {"consumer", "topic", "fingerprint", "after", "limit"});
-  DeadLetterFilter filter;
-  filter.consumer = text_param(params, "consumer");
-  filter.topic = text_param(params, "topic");
-  const std::string fingerprint = text_param(params, "fingerprint");
-  const long long after = number_param(params, "after", 0, 0, INT64_MAX / 2);
-  const auto limit = static_cast<std::size_t>(number_param(params, "limit", 100, 1, kMaxLimit));
+  check_params(params,
+               {"consumer", "topic", "fingerprint", "after", "limit", "groups", "group_offset"});
+  DeadLetterPageQuery query;
+  query.consumer = text_param(params, "consumer");
+  query.topic = text_param(params, "topic");
+  query.fingerprint = text_param(params, "fingerprint");
+  query.after = number_param(params, "after", 0, 0, INT64_MAX / 2);
+  query.limit = number_param(params, "limit", 100, 1, kMaxLimit);
+  query.groups = number_param(params, "groups", 20, 1, kMaxLimit);
+  query.group_offset = number_param(params, "group_offset", 0, 0, INT64_MAX / 2);
   SQLite::Database db = session_.open_read_only();
-  std::vector<DeadLetter> all = list_dead_letters(db, filter);
-
-  // Keys stay parked whatever the fingerprint of the dead letter that parks them.
-  const std::set<std::string> ordered = ordered_consumers(db);
-  std::map<std::pair<std::string, std::string>, const DeadLetter*> parkers;
-  for (const DeadLetter& d : all) {
-    if (d.key.empty() || ordered.count(d.consumer) == 0) continue;
-    const DeadLetter*& parker = parkers[{d.consumer, d.key}];
-    if (parker == nullptr || d.event_seq < parker->event_seq) parker = &d;
-  }
-  Json parked = Json::array();
-  for (const auto& [consumer_key, d] : parkers) {
-    parked.push_back(Json{{"consumer", consumer_key.first},
-                          {"key", consumer_key.second},
-                          {"parked_by_event_id", d->event_id}});
-  }
-
-  if (!fingerprint.empty()) {
-    std::erase_if(all, [&fingerprint](const DeadLetter& d) {
-      return error_fingerprint(d.last_error) != fingerprint;
-    });
-  }
-  const Json groups = groups_json(all);
-  // A keyset page on event seq: all of an event's dead letters (one per consumer) on one page.
-  std::sort(all.begin(), all.end(), [](const DeadLetter& a, const DeadLetter& b) {
-    return std::tie(a.event_seq, a.consumer) < std::tie(b.event_seq, b.consumer);
-  });
-  Json letters = Json::array();
-  std::int64_t last_seq = 0;
-  bool more = false;
-  for (const DeadLetter& d : all) {
-    if (d.event_seq <= after) continue;
-    if (letters.size() >= limit && d.event_seq != last_seq) {
-      more = true;
-      break;
-    }
-    letters.push_back(dead_letter_json(d));
-    last_seq = d.event_seq;
-  }
-  return Json{{"groups", groups},
-              {"letters", letters},
-              {"parked_keys", parked},
-              {"next_after", more ? Json(last_seq) : Json(nullptr)}};
+  return dead_letter_page(db, query);
 }
 
 Json ConsoleApi::audit(const ApiParams& params) const {
@@ -393,10 +314,13 @@ Json ConsoleApi::dead_letter_action(const Json& body, bool replay) {
   long long changed = 0;
   if (!dry_run) {
     const Options options = session_.options();
+    // One entry for the request, written in the transaction of its first change and kept in
+    // step with each later one: a console killed mid-replay leaves no replay unrecorded.
+    AuditEntry audit{.filter = audit_filter(body), .source = "console"};
     const auto apply = [&](const std::string& consumer, std::vector<std::string> ids) {
       const DeadLetterFilter filter{.event_ids = std::move(ids), .consumer = consumer};
-      return replay ? replay_dead_letters(db, filter, options)
-                    : discard_dead_letters(db, filter, note, options);
+      return replay ? replay_dead_letters(db, filter, options, {}, audit)
+                    : discard_dead_letters(db, filter, note, options, {}, audit);
     };
     if (rate > 0) {
       // One at a time, paced, as `dlq replay --rate` does.
@@ -419,13 +343,6 @@ Json ConsoleApi::dead_letter_action(const Json& body, bool replay) {
         }
       }
     }
-    record_audit(db,
-                 {.action = replay ? "replay" : "discard",
-                  .filter = audit_filter(body),
-                  .count = changed,
-                  .note = note,
-                  .source = "console"},
-                 options);
   }
   Json answer{{"count", dry_run ? static_cast<long long>(matched.size()) : changed},
               {"matched", matched.size()},
@@ -454,11 +371,8 @@ Json ConsoleApi::backfill(const Json& body) {
   if (dry_run) {
     count = count_backfill(db, consumer, range);
   } else {
-    count = sluice::backfill(db, consumer, range, session_.options());
-    record_audit(
-        db,
-        {.action = "backfill", .filter = audit_filter(body), .count = count, .source = "console"},
-        session_.options());
+    AuditEntry audit{.filter = audit_filter(body), .source = "console"};
+    count = sluice::backfill(db, consumer, range, session_.options(), audit);
   }
   return Json{{"consumer", consumer}, {"count", count}, {"dry_run", dry_run}};
 }
@@ -489,12 +403,8 @@ Json ConsoleApi::prune(const Json& body) {
   prune_options.force = force;
   prune_options.dry_run = dry_run;
   prune_options.held_back = &held_back;
-  const long long count = sluice::prune(db, retention, prune_options, options);
-  if (!dry_run) {
-    record_audit(
-        db, {.action = "prune", .filter = audit_filter(body), .count = count, .source = "console"},
-        options);
-  }
+  AuditEntry audit{.filter = audit_filter(body), .source = "console"};
+  const long long count = sluice::prune(db, retention, prune_options, options, audit);
   Json holds = Json::array();
   for (const RetentionHold& hold : held_back) holds.push_back(hold_json(hold));
   return Json{{"count", count},

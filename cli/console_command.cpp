@@ -17,7 +17,9 @@ void add_console_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->footer(
       "The page and a JSON API under /api/ (docs/operating.md), served from this binary: no\n"
       "network needed. Loopback only unless --token is given; every action is recorded in the\n"
-      "audit log (sluice audit).\nExample:\n  sluice --db app.db console\n  "
+      "audit log (sluice audit). A request header must arrive whole within 5s; at most 256\n"
+      "connections wait for one, the longest-waiting closed past that.\nExample:\n  sluice --db "
+      "app.db console\n  "
       "SLUICE_CONSOLE_TOKEN=s3cret sluice --db app.db console --listen 0.0.0.0:8080");
   command
       ->add_option("--listen", options->listen,

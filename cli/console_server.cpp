@@ -8,6 +8,7 @@
 #include "console_assets.hpp"
 #include "console_history.hpp"
 #include "file_not_ready.hpp"
+#include "http_server.hpp"
 #include "listen_address.hpp"
 #include "sluice/error.hpp"
 #include "sluice/stats.hpp"
@@ -42,7 +43,7 @@ bool same_secret(const std::string& given, const std::string& secret) {
 void send_json(httplib::Response& response, int status, const Json& document) {
   response.status = status;
   response.set_header("Cache-Control", "no-store");
-  response.set_content(document.dump(), kJson);
+  response.set_content(json_text(document), kJson);
 }
 
 void send_error(httplib::Response& response, int status, const std::string& message) {
@@ -113,7 +114,7 @@ ApiParams params_of(const httplib::Request& request) {
 
 ConsoleServer::ConsoleServer(Session session, ConsoleOptions options)
     : options_(std::move(options)), csrf_token_(random_token()) {
-  const auto [host, port] = split_host_port(options_.listen);
+  const std::string host = split_host_port(options_.listen).first;
   if (!is_loopback_host(host) && options_.token.empty()) {
     throw UsageError("refusing to listen on " + options_.listen +
                      " without --token: off loopback anyone who reaches the port could "
@@ -127,36 +128,23 @@ ConsoleServer::ConsoleServer(Session session, ConsoleOptions options)
         return consumer_stats(db, session.options());
       },
       options_.sample_interval, options_.history);
-  server_ = std::make_unique<httplib::Server>();
-  // As MetricsServer: SO_REUSEADDR without SO_REUSEPORT, so a taken port is refused.
-  server_->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  server_->set_payload_max_length(kMaxBody);
-  // httplib writes headers and body apart; with Nagle each answer on a kept-alive connection
-  // waited ~40 ms for the client's delayed ACK.
-  server_->set_tcp_nodelay(true);
-  add_routes();
-  const int bound_port = port == 0 ? server_->bind_to_any_port(host) : port;
-  if (bound_port < 0 || (port != 0 && !server_->bind_to_port(host, port))) {
-    throw UsageError("cannot listen on " + options_.listen + ": address unavailable or in use");
-  }
+  server_ = std::make_unique<HttpServer>();
+  server_->routes().set_payload_max_length(kMaxBody);
+  add_routes(server_->routes());
+  const int bound_port = server_->listen(options_.listen);
   const std::string url_host = host.find(':') == std::string::npos ? host : "[" + host + "]";
   url_ = "http://" + url_host + ":" + std::to_string(bound_port) + "/";
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
 }
 
 ConsoleServer::~ConsoleServer() {
   api_->stop();
-  server_->stop();
-  thread_.join();
+  server_.reset();
 }
 
-void ConsoleServer::add_routes() {
+void ConsoleServer::add_routes(httplib::Server& server) {
   // Who may ask, before any route runs.
-  server_->set_pre_routing_handler([this](const httplib::Request& request,
-                                          httplib::Response& response) {
+  server.set_pre_routing_handler([this](const httplib::Request& request,
+                                        httplib::Response& response) {
     using httplib::Server;
     response.set_header("X-Content-Type-Options", "nosniff");
     response.set_header("X-Frame-Options", "DENY");
@@ -221,53 +209,54 @@ void ConsoleServer::add_routes() {
                           "'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'");
       response.set_content(asset.bytes.data(), asset.bytes.size(), asset.content_type);
     };
-    server_->Get(asset.path, serve);
-    if (std::string(asset.path) == "/index.html") server_->Get("/", serve);
+    server.Get(asset.path, serve);
+    if (std::string(asset.path) == "/index.html") server.Get("/", serve);
   }
 
-  server_->Get("/api/session", [this](const httplib::Request&, httplib::Response& response) {
+  server.Get("/api/session", [this](const httplib::Request&, httplib::Response& response) {
     send_json(response, 200, Json{{"csrf_token", csrf_token_}, {"read_only", options_.read_only}});
   });
-  server_->Get("/api/overview", [this](const httplib::Request&, httplib::Response& response) {
+  server.Get("/api/overview", [this](const httplib::Request&, httplib::Response& response) {
     respond(response, [&] { return api_->overview(); });
   });
-  server_->Get("/api/history", [this](const httplib::Request&, httplib::Response& response) {
+  server.Get("/api/history", [this](const httplib::Request&, httplib::Response& response) {
     respond(response, [&] { return history_->samples_json(); });
   });
-  server_->Get("/api/events", [this](const httplib::Request& request, httplib::Response& response) {
+  server.Get("/api/events", [this](const httplib::Request& request, httplib::Response& response) {
     respond(response, [&] { return api_->events(params_of(request)); });
   });
-  server_->Get("/api/events/([^/]+)",
-               [this](const httplib::Request& request, httplib::Response& response) {
-                 respond(response, [&] { return api_->event(request.matches[1].str()); });
-               });
-  server_->Get("/api/dead-letters",
-               [this](const httplib::Request& request, httplib::Response& response) {
-                 respond(response, [&] { return api_->dead_letters(params_of(request)); });
-               });
-  server_->Get("/api/audit", [this](const httplib::Request& request, httplib::Response& response) {
+  // httplib matches the decoded path, so an ID with a '/' (sent as %2F) takes the rest of it.
+  server.Get("/api/events/(.+)",
+             [this](const httplib::Request& request, httplib::Response& response) {
+               respond(response, [&] { return api_->event(request.matches[1].str()); });
+             });
+  server.Get("/api/dead-letters",
+             [this](const httplib::Request& request, httplib::Response& response) {
+               respond(response, [&] { return api_->dead_letters(params_of(request)); });
+             });
+  server.Get("/api/audit", [this](const httplib::Request& request, httplib::Response& response) {
     respond(response, [&] { return api_->audit(params_of(request)); });
   });
-  server_->Post("/api/dead-letters/replay",
-                [this](const httplib::Request& request, httplib::Response& response) {
-                  respond(response, [&] { return api_->replay(parse_body(request)); });
-                });
-  server_->Post("/api/dead-letters/discard",
-                [this](const httplib::Request& request, httplib::Response& response) {
-                  respond(response, [&] { return api_->discard(parse_body(request)); });
-                });
-  server_->Post("/api/backfill",
-                [this](const httplib::Request& request, httplib::Response& response) {
-                  respond(response, [&] { return api_->backfill(parse_body(request)); });
-                });
-  server_->Post("/api/prune", [this](const httplib::Request& request, httplib::Response& response) {
+  server.Post("/api/dead-letters/replay",
+              [this](const httplib::Request& request, httplib::Response& response) {
+                respond(response, [&] { return api_->replay(parse_body(request)); });
+              });
+  server.Post("/api/dead-letters/discard",
+              [this](const httplib::Request& request, httplib::Response& response) {
+                respond(response, [&] { return api_->discard(parse_body(request)); });
+              });
+  server.Post("/api/backfill",
+              [this](const httplib::Request& request, httplib::Response& response) {
+                respond(response, [&] { return api_->backfill(parse_body(request)); });
+              });
+  server.Post("/api/prune", [this](const httplib::Request& request, httplib::Response& response) {
     respond(response, [&] { return api_->prune(parse_body(request)); });
   });
 
   // The actions answer a GET (a link followed, a prefetch) with 405, changing nothing.
   for (const char* path :
        {"/api/dead-letters/replay", "/api/dead-letters/discard", "/api/backfill", "/api/prune"}) {
-    server_->Get(path, [path](const httplib::Request&, httplib::Response& response) {
+    server.Get(path, [path](const httplib::Request&, httplib::Response& response) {
       response.set_header("Allow", "POST");
       send_error(response, 405, std::string(path) + " changes the file: use POST");
     });
@@ -275,7 +264,7 @@ void ConsoleServer::add_routes() {
 
   // A path no route takes, or a method a path does not take: a JSON answer naming it.
   // httplib calls it for every 4xx and 5xx; the API's own errors have their body already.
-  server_->set_error_handler([](const httplib::Request& request, httplib::Response& response) {
+  server.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (!response.body.empty()) return;
     if (response.status == 404) {
       send_error(response, 404, "no such page or API call: " + request.method + " " + request.path);

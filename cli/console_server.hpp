@@ -3,7 +3,6 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "session.hpp"
 
@@ -14,6 +13,7 @@ class Server;
 namespace sluice::cli {
 
 class ConsoleApi;
+class HttpServer;
 class ConsoleHistory;
 
 struct ConsoleOptions {
@@ -44,15 +44,14 @@ class ConsoleServer {
   const std::string& url() const { return url_; }
 
  private:
-  void add_routes();
+  void add_routes(httplib::Server& server);
 
   const ConsoleOptions options_;
   // The page's CSRF token, given by /api/session and required on every POST.
   const std::string csrf_token_;
   std::unique_ptr<ConsoleApi> api_;
   std::unique_ptr<ConsoleHistory> history_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<HttpServer> server_;
   std::string url_;
 };
 

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/consumer_removal.hpp"
 #include "sluice/error.hpp"
 #include "usage_error.hpp"
@@ -27,14 +28,15 @@ Json removal_json(const ConsumerRemoval& r, bool dry_run) {
 }
 
 void print_removal(const ConsumerRemoval& r) {
-  std::cout << "consumer     " << r.consumer << '\n'
-            << "topics       " << join(r.topics) << '\n'
+  std::cout << "consumer     " << printable(r.consumer) << '\n'
+            << "topics       " << printable(join(r.topics)) << '\n'
             << "deliveries   " << r.deliveries << " (" << r.dead_letters << " dead letter(s))\n"
             << "seen IDs     " << r.inbox << '\n'
             << "claims       " << r.claims << '\n'
             << "attempts     " << r.attempts << '\n'
             << "last active  " << (r.last_active ? format_time(*r.last_active) : "never") << '\n'
-            << (r.removed ? "removed consumer " : "would remove consumer ") << r.consumer << '\n';
+            << (r.removed ? "removed consumer " : "would remove consumer ") << printable(r.consumer)
+            << '\n';
 }
 
 void add_remove(CLI::App& consumer, std::shared_ptr<Session> session) {
@@ -64,8 +66,9 @@ void add_remove(CLI::App& consumer, std::shared_ptr<Session> session) {
     SQLite::Database db = session->open();
     ConsumerRemoval removal;
     try {
+      AuditEntry audit{.source = "cli"};
       removal = remove_consumer(db, args->name, {.force = args->force, .dry_run = args->dry_run},
-                                session->options());
+                                session->options(), audit);
     } catch (const InvalidArgument& e) {
       throw UsageError(std::string(e.what()) + " with --force");
     }

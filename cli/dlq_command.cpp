@@ -10,6 +10,7 @@
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/audit.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"
@@ -55,7 +56,7 @@ std::string filter_record(const FilterArgs& args) {
   if (!args.topic.empty()) filter["topic"] = args.topic;
   if (!args.since.empty()) filter["since"] = args.since;
   if (!args.error.empty()) filter["error"] = args.error;
-  return filter.dump();
+  return json_text(filter);
 }
 
 Json dead_letter_list(const std::vector<DeadLetter>& dead_letters) {
@@ -64,18 +65,20 @@ Json dead_letter_list(const std::vector<DeadLetter>& dead_letters) {
   return list;
 }
 
+// The first line of `text`, cut to `max_width` bytes, printable.
 std::string first_line(const std::string& text, std::size_t max_width) {
   std::string line = text.substr(0, text.find('\n'));
   if (line.size() > max_width) line = line.substr(0, max_width - 3) + "...";
-  return line;
+  return printable(line);
 }
 
 void print_dead_letters(const std::vector<DeadLetter>& dead_letters, const Style& style) {
   Table table({"EVENT", "CONSUMER", "TOPIC", "REASON", "ATTEMPTS", "LAST FAILED", "ERROR"});
   table.align_right(4);
   for (const DeadLetter& d : dead_letters) {
-    table.add_row({d.event_id, d.consumer, d.topic,
-                   d.discarded ? style.dim(d.reason + ", discarded") : style.red(d.reason),
+    table.add_row({printable(d.event_id), printable(d.consumer), printable(d.topic),
+                   d.discarded ? style.dim(printable(d.reason) + ", discarded")
+                               : style.red(printable(d.reason)),
                    std::to_string(d.attempts), format_time(d.last_failed_at),
                    first_line(d.last_error, 80)});
   }
@@ -118,7 +121,7 @@ std::vector<Group> group_by_fingerprint(const std::vector<DeadLetter>& dead_lett
 std::string join(const std::set<std::string>& items) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "" : ",") + item;
-  return text;
+  return printable(text);
 }
 
 void print_groups(const std::vector<Group>& groups, const Style& style) {
@@ -185,9 +188,10 @@ std::vector<DeadLetter> reread(SQLite::Database& db, const std::vector<DeadLette
 enum class Action { kReplay, kDiscard };
 
 // Applies the action one dead letter at a time, `rate` per second, so that a large replay does
-// not flood the consumers. Stops early on Ctrl-C.
+// not flood the consumers, all recorded in `audit`. Stops early on Ctrl-C.
 long long apply_paced(SQLite::Database& db, const std::vector<DeadLetter>& dead_letters,
-                      double rate, Action action, const std::string& note, const Options& options) {
+                      double rate, Action action, const std::string& note, const Options& options,
+                      AuditEntry& audit) {
   InterruptWatch interrupt;
   const auto interval = std::chrono::milliseconds(static_cast<long long>(1000.0 / rate));
   long long applied = 0;
@@ -196,8 +200,8 @@ long long apply_paced(SQLite::Database& db, const std::vector<DeadLetter>& dead_
     DeadLetterFilter one;
     one.event_ids = {d.event_id};
     one.consumer = d.consumer;
-    applied += action == Action::kReplay ? replay_dead_letters(db, one, options)
-                                         : discard_dead_letters(db, one, note, options);
+    applied += action == Action::kReplay ? replay_dead_letters(db, one, options, {}, audit)
+                                         : discard_dead_letters(db, one, note, options, {}, audit);
   }
   return applied;
 }
@@ -276,15 +280,17 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
     }
     const Style style = session->style();
     for (const DeadLetter& d : dead_letters) {
-      std::cout << style.bold("dead letter") << "  " << d.event_id << " for " << d.consumer << '\n'
-                << "topic        " << d.topic << '\n';
-      if (!d.key.empty()) std::cout << "key          " << d.key << '\n';
-      std::cout << "reason       " << (d.discarded ? "discarded: " + d.note : d.reason) << '\n'
+      std::cout << style.bold("dead letter") << "  " << printable(d.event_id) << " for "
+                << printable(d.consumer) << '\n'
+                << "topic        " << printable(d.topic) << '\n';
+      if (!d.key.empty()) std::cout << "key          " << printable(d.key) << '\n';
+      std::cout << "reason       " << printable(d.discarded ? "discarded: " + d.note : d.reason)
+                << '\n'
                 << "attempts     " << d.attempts << '\n'
                 << "first failed " << format_time(d.first_failed_at) << '\n'
                 << "last failed  " << format_time(d.last_failed_at) << '\n'
-                << "error        " << d.last_error << '\n'
-                << "fingerprint  " << error_fingerprint(d.last_error) << '\n';
+                << "error        " << printable(d.last_error) << '\n'
+                << "fingerprint  " << printable(error_fingerprint(d.last_error)) << '\n';
     }
     std::cout << style.bold("payload") << '\n' << pretty_payload(event) << '\n';
     if (!attempts.empty()) {
@@ -292,8 +298,8 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
       Table table({"CONSUMER", "ATTEMPT", "AT", "OUTCOME", "ERROR"});
       table.align_right(1);
       for (const AttemptRecord& a : attempts) {
-        table.add_row({a.consumer, std::to_string(a.attempt), format_time(a.at), a.outcome,
-                       first_line(a.error, 80)});
+        table.add_row({printable(a.consumer), std::to_string(a.attempt), format_time(a.at),
+                       printable(a.outcome), first_line(a.error, 80)});
       }
       table.print(std::cout, Style(false));
     }
@@ -345,20 +351,15 @@ void add_action(CLI::App& dlq, std::shared_ptr<Session> session, Action action) 
     long long changed = 0;
     if (!args->dry_run && !matched.empty()) {
       const Options options = session->options();
+      // One entry for the command, written with its first change (see AuditEntry).
+      AuditEntry audit{.filter = filter_record(args->filter), .source = "cli"};
       if (args->rate > 0) {
-        changed = apply_paced(db, matched, args->rate, action, args->note, options);
+        changed = apply_paced(db, matched, args->rate, action, args->note, options, audit);
       } else {
         const DeadLetterFilter filter = to_filter(args->filter);
-        changed = replay ? replay_dead_letters(db, filter, options)
-                         : discard_dead_letters(db, filter, args->note, options);
+        changed = replay ? replay_dead_letters(db, filter, options, {}, audit)
+                         : discard_dead_letters(db, filter, args->note, options, {}, audit);
       }
-      record_audit(db,
-                   {.action = replay ? "replay" : "discard",
-                    .filter = filter_record(args->filter),
-                    .count = changed,
-                    .note = args->note,
-                    .source = "cli"},
-                   options);
     }
     const char* verb = replay ? "replayed" : "discarded";
     if (args->json) {

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/outbox.hpp"
 #include "usage_error.hpp"
 
@@ -105,7 +106,7 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
           std::cout,
           Json{{"id", result.id}, {"seq", result.seq}, {"status", status_name(result.status)}});
     }
-    std::cout << (result.duplicate() ? "duplicate of " : "") << result.id << '\n';
+    std::cout << (result.duplicate() ? "duplicate of " : "") << printable(result.id) << '\n';
   });
 }
 

@@ -3,12 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include "format.hpp"
+#include "printable.hpp"
 
 namespace sluice::cli {
 
 std::string compact_payload(const Event& event, std::size_t max_width) {
   const auto parsed = nlohmann::json::parse(event.payload, nullptr, false);
-  std::string text = parsed.is_discarded() ? event.payload : parsed.dump();
+  std::string text = printable(parsed.is_discarded() ? event.payload : parsed.dump());
   if (display_width(text) > max_width) {
     // Cut on a code point boundary.
     std::size_t cut = max_width - 1;
@@ -21,10 +22,14 @@ std::string compact_payload(const Event& event, std::size_t max_width) {
 std::string pretty_payload(const Event& event) {
   const auto parsed = nlohmann::json::parse(event.payload, nullptr, false);
   const std::string text = parsed.is_discarded() ? event.payload : parsed.dump(2);
-  std::string out = "  ";
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += "  ";
+  // Line by line: the line breaks are the indentation's, the rest printable.
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out +=
+        (start == 0 ? "  " : "\n  ") + printable(std::string_view(text).substr(start, end - start));
+    start = end + 1;
   }
   return out;
 }
@@ -36,8 +41,8 @@ Table event_table() {
 }
 
 void add_event_row(Table& table, const Event& event) {
-  table.add_row({std::to_string(event.seq), event.id, event.topic, event.key,
-                 format_time(event.created_at), compact_payload(event, 60)});
+  table.add_row({std::to_string(event.seq), printable(event.id), printable(event.topic),
+                 printable(event.key), format_time(event.created_at), compact_payload(event, 60)});
 }
 
 }  // namespace sluice::cli

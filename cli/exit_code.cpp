@@ -6,6 +6,7 @@
 #include <string>
 
 #include "file_not_ready.hpp"
+#include "printable.hpp"
 #include "sluice/error.hpp"
 #include "usage_error.hpp"
 
@@ -23,7 +24,7 @@ int print(std::ostream& err, std::string message, int code) {
   std::replace(message.begin(), message.end(), '\n', ' ');
   const std::string prefix = "sluice: ";
   if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
-  err << "sluice: " << message << '\n';
+  err << "sluice: " << printable(message) << '\n';
   return code;
 }
 

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/database.hpp"
 #include "sluice/inspect.hpp"
 #include "usage_error.hpp"
@@ -90,6 +91,26 @@ std::map<std::string, long long> copy_incident(SQLite::Database& db, const Event
   return copied;
 }
 
+// Throws UsageError when writing `output` (and its -wal and -shm, which --force deletes) would
+// touch the source file `source` or its journals: the same file by device and inode (a hard or
+// symbolic link), or the same path once made canonical (one not created yet).
+void refuse_source_as_output(const std::string& output, const std::string& source) {
+  namespace fs = std::filesystem;
+  const std::string canonical_source = fs::weakly_canonical(source).string();
+  for (const char* output_suffix : {"", "-wal", "-shm"}) {
+    const std::string target = output + output_suffix;
+    const std::string canonical_target = fs::weakly_canonical(target).string();
+    for (const char* source_suffix : {"", "-wal", "-shm", "-journal"}) {
+      std::error_code no_such_file;
+      if (fs::equivalent(target, source + source_suffix, no_such_file) ||
+          canonical_target == canonical_source + source_suffix) {
+        throw UsageError("export: '" + output + "' is the database being exported (" + source +
+                         "); write the incident to another file");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void add_export_command(CLI::App& app, std::shared_ptr<Session> session) {
@@ -112,7 +133,8 @@ void add_export_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->add_option("-o,--output", args->output, "The incident file to create")
       ->type_name("FILE")
       ->required();
-  command->add_flag("--force", args->force, "Overwrite FILE if it exists");
+  command->add_flag("--force", args->force,
+                    "Overwrite FILE if it exists (never the --db file or its -wal, -shm)");
   command->add_flag("--json", args->json, "Print {event_id, output, rows: {table: count}}");
   command->callback([session, args]() {
     if (args->event_id.empty()) throw UsageError("export: no EVENT_ID given");
@@ -120,6 +142,7 @@ void add_export_command(CLI::App& app, std::shared_ptr<Session> session) {
       SQLite::Database db = session->open_read_only();
       return find_event(db, args->event_id);
     }();
+    refuse_source_as_output(args->output, session->db_path);
     if (std::filesystem::exists(args->output)) {
       if (!args->force) {
         throw UsageError("export: '" + args->output + "' exists; pass --force to overwrite it");
@@ -144,7 +167,8 @@ void add_export_command(CLI::App& app, std::shared_ptr<Session> session) {
       return print_json(std::cout,
                         Json{{"event_id", event.id}, {"output", args->output}, {"rows", copied}});
     }
-    std::cout << "exported event " << event.id << " to " << args->output << " (";
+    std::cout << "exported event " << printable(event.id) << " to " << printable(args->output)
+              << " (";
     bool first = true;
     for (const auto& [table, rows] : copied) {
       std::cout << (first ? "" : ", ") << table << " " << rows;

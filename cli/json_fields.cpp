@@ -88,10 +88,14 @@ Json ingest_position_json(const IngestPosition& position) {
               {"stream_seq", position.stream_seq}};
 }
 
-void print_json(std::ostream& out, const Json& document) { out << document.dump(2) << '\n'; }
+std::string json_text(const Json& document, int indent) {
+  return document.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+void print_json(std::ostream& out, const Json& document) { out << json_text(document, 2) << '\n'; }
 
 void print_json_line(std::ostream& out, const Json& document) {
-  out << document.dump() << '\n' << std::flush;
+  out << json_text(document) << '\n' << std::flush;
 }
 
 }  // namespace sluice::cli

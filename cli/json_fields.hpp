@@ -36,7 +36,13 @@ Json ingest_position_json(const IngestPosition& position);
 // An RFC 3339 string, or null when unset.
 Json time_json(const std::optional<TimePoint>& t);
 
-// Writes `document` indented (one document per command) or on one line (JSON lines).
+// `document` as text, `indent` spaces deep (-1: one line). JSON holds UTF-8 only: a byte of a
+// string that is not UTF-8 (a file's text can hold any) comes out as U+FFFD rather than failing
+// the command.
+std::string json_text(const Json& document, int indent = -1);
+
+// Writes `document` indented (one document per command) or on one line (JSON lines), as
+// json_text.
 void print_json(std::ostream& out, const Json& document);
 void print_json_line(std::ostream& out, const Json& document);
 

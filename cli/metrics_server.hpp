@@ -5,16 +5,13 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
-
-namespace httplib {
-class Server;
-}
 
 namespace sluice::cli {
 
-// Serves GET /metrics from its own thread until destroyed. Construct and destroy it on one
-// thread; `render` is called on the server's threads, once per request.
+class HttpServer;
+
+// Serves GET /metrics from its own threads (HttpServer) until destroyed. Construct and destroy it
+// on one thread; `render` is called on the server's threads, once per request.
 class MetricsServer {
  public:
   // Listens on `listen` ("HOST:PORT"; port 0 picks a free one). A `render` that throws answers
@@ -28,8 +25,7 @@ class MetricsServer {
   const std::string& url() const { return url_; }
 
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<HttpServer> server_;
   std::string url_;
 };
 

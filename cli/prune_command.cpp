@@ -54,6 +54,9 @@ void add_prune_command(CLI::App& app, std::shared_ptr<Session> session) {
     std::vector<RetentionHold> held_back;
     prune_options.held_back = &held_back;
     long long pruned = 0;
+    Json filter{{"older_than", format_duration(retention)}};
+    if (args->force) filter["force"] = true;
+    AuditEntry audit{.filter = json_text(filter), .source = "cli"};
     const bool show_progress = !args->dry_run && is_terminal(STDERR_FILENO);
     if (show_progress) {
       PruneOptions count_only = prune_options;
@@ -62,16 +65,9 @@ void add_prune_command(CLI::App& app, std::shared_ptr<Session> session) {
       const long long total = prune(db, retention, count_only, options);
       ProgressBar bar(std::cerr, "prune", total, true);
       prune_options.progress = [&bar](long long done) { bar.update(done); };
-      pruned = prune(db, retention, prune_options, options);
+      pruned = prune(db, retention, prune_options, options, audit);
     } else {
-      pruned = prune(db, retention, prune_options, options);
-    }
-    if (!args->dry_run) {
-      Json filter{{"older_than", format_duration(retention)}};
-      if (args->force) filter["force"] = true;
-      record_audit(db,
-                   {.action = "prune", .filter = filter.dump(), .count = pruned, .source = "cli"},
-                   options);
+      pruned = prune(db, retention, prune_options, options, audit);
     }
     if (args->json) {
       Json holds = Json::array();

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/audit.hpp"
 #include "sluice/backfill.hpp"
 #include "usage_error.hpp"
@@ -51,25 +52,21 @@ void add_replay_command(CLI::App& app, std::shared_ptr<Session> session) {
     if (!args->since.empty()) range.since = parse_time_or_ago(args->since, now);
     if (!args->until.empty()) range.until = parse_time_or_ago(args->until, now);
     SQLite::Database db = session->open();
+    Json filter{{"consumer", args->consumer}};
+    if (!args->from_event.empty()) filter["from_event"] = args->from_event;
+    if (!args->since.empty()) filter["since"] = args->since;
+    if (!args->until.empty()) filter["until"] = args->until;
+    AuditEntry audit{.filter = json_text(filter), .source = "cli"};
     const long long events = args->dry_run
                                  ? count_backfill(db, args->consumer, range)
-                                 : backfill(db, args->consumer, range, session->options());
-    if (!args->dry_run) {
-      Json filter{{"consumer", args->consumer}};
-      if (!args->from_event.empty()) filter["from_event"] = args->from_event;
-      if (!args->since.empty()) filter["since"] = args->since;
-      if (!args->until.empty()) filter["until"] = args->until;
-      record_audit(
-          db, {.action = "backfill", .filter = filter.dump(), .count = events, .source = "cli"},
-          session->options());
-    }
+                                 : backfill(db, args->consumer, range, session->options(), audit);
     if (args->json) {
       return print_json(
           std::cout,
           Json{{"consumer", args->consumer}, {"dry_run", args->dry_run}, {"events", events}});
     }
     std::cout << (args->dry_run ? "would queue " : "queued ") << events << " event(s) for "
-              << args->consumer << '\n';
+              << printable(args->consumer) << '\n';
   });
 }
 

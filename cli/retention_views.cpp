@@ -1,6 +1,7 @@
 #include "retention_views.hpp"
 
 #include "format.hpp"
+#include "printable.hpp"
 
 namespace sluice::cli {
 namespace {
@@ -25,7 +26,7 @@ std::string why(const RetentionHold& hold) {
 }  // namespace
 
 std::string describe_hold(const RetentionHold& hold, TimePoint now) {
-  return "consumer " + hold.consumer + " keeps " + std::to_string(hold.events) +
+  return "consumer " + printable(hold.consumer) + " keeps " + std::to_string(hold.events) +
          " event(s), the "
          "oldest " +
          format_duration(now - hold.oldest) + " old, " + why(hold);

@@ -6,6 +6,7 @@
 #include "event_views.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/inspect.hpp"
 #include "table.hpp"
 
@@ -25,30 +26,32 @@ std::string coloured_state(const Style& style, const std::string& state) {
 // after it (a consumer starts from "now" by default), which a backfill answers.
 void print_no_deliveries(const Event& event, const std::vector<std::string>& late) {
   if (late.empty()) {
-    std::cout << "  (no consumer subscribes to " << event.topic << ")\n";
+    std::cout << "  (no consumer subscribes to " << printable(event.topic) << ")\n";
     return;
   }
   std::string names;
   for (const std::string& name : late) names += (names.empty() ? "" : ", ") + name;
-  std::cout << "  (" << names << " subscribed to " << event.topic
-            << " after this event; sluice replay --consumer " << late.front() << " --from-event "
-            << event.id << " delivers it)\n";
+  std::cout << "  (" << printable(names) << " subscribed to " << printable(event.topic)
+            << " after this event; sluice replay --consumer " << printable(late.front())
+            << " --from-event " << printable(event.id) << " delivers it)\n";
 }
 
 void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveries,
                  const std::vector<std::string>& late, const std::vector<AttemptRecord>& attempts,
                  const Style& style) {
-  std::cout << style.bold("event") << "       " << event.id << '\n'
+  std::cout << style.bold("event") << "       " << printable(event.id) << '\n'
             << "seq         " << event.seq << '\n'
-            << "topic       " << event.topic << '\n';
-  if (!event.key.empty()) std::cout << "key         " << event.key << '\n';
-  if (!event.dedup_key.empty()) std::cout << "dedup key   " << event.dedup_key << '\n';
+            << "topic       " << printable(event.topic) << '\n';
+  if (!event.key.empty()) std::cout << "key         " << printable(event.key) << '\n';
+  if (!event.dedup_key.empty()) {
+    std::cout << "dedup key   " << printable(event.dedup_key) << '\n';
+  }
   std::cout << "created     " << format_time(event.created_at) << '\n';
   if (event.not_before) std::cout << "not before  " << format_time(*event.not_before) << '\n';
   if (!event.headers.empty()) {
     std::cout << style.bold("headers") << '\n';
     for (const auto& [name, value] : event.headers)
-      std::cout << "  " << name << ": " << value << '\n';
+      std::cout << "  " << printable(name) << ": " << printable(value) << '\n';
   }
   std::cout << style.bold("payload") << '\n' << pretty_payload(event) << '\n';
 
@@ -57,9 +60,9 @@ void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveri
       {"CONSUMER", "STATE", "ATTEMPTS", "NEXT ATTEMPT", "DELIVERED", "LAST ERROR"});
   delivery_table.align_right(2);
   for (const DeliveryStatus& d : deliveries) {
-    delivery_table.add_row({d.consumer, coloured_state(style, d.state), std::to_string(d.attempts),
-                            optional_time(d.next_attempt_at), optional_time(d.delivered_at),
-                            d.last_error});
+    delivery_table.add_row({printable(d.consumer), coloured_state(style, printable(d.state)),
+                            std::to_string(d.attempts), optional_time(d.next_attempt_at),
+                            optional_time(d.delivered_at), printable(d.last_error)});
   }
   if (deliveries.empty()) {
     print_no_deliveries(event, late);
@@ -72,8 +75,8 @@ void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveri
     Table attempt_table({"CONSUMER", "ATTEMPT", "AT", "OUTCOME", "ERROR"});
     attempt_table.align_right(1);
     for (const AttemptRecord& a : attempts) {
-      attempt_table.add_row(
-          {a.consumer, std::to_string(a.attempt), format_time(a.at), a.outcome, a.error});
+      attempt_table.add_row({printable(a.consumer), std::to_string(a.attempt), format_time(a.at),
+                             printable(a.outcome), printable(a.error)});
     }
     attempt_table.print(std::cout, Style(false));
   }

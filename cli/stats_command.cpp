@@ -9,6 +9,7 @@
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/stats.hpp"
 #include "sparkline.hpp"
 #include "table.hpp"
@@ -43,8 +44,8 @@ void print_table(const std::vector<ConsumerStats>& stats, const Trends* trends,
   Table table(headers);
   for (std::size_t column = 2; column <= 10; ++column) table.align_right(column);
   for (const ConsumerStats& s : stats) {
-    std::vector<std::string> row{s.consumer,
-                                 join(s.topics),
+    std::vector<std::string> row{printable(s.consumer),
+                                 printable(join(s.topics)),
                                  std::to_string(s.pending),
                                  std::to_string(s.claimed),
                                  highlight(style, s.retrying, false),
@@ -70,7 +71,7 @@ void print_positions(const std::vector<IngestPosition>& positions, const Style& 
   Table table({"STREAM", "DURABLE", "POSITION"});
   table.align_right(2);
   for (const IngestPosition& p : positions)
-    table.add_row({p.stream, p.durable, std::to_string(p.stream_seq)});
+    table.add_row({printable(p.stream), printable(p.durable), std::to_string(p.stream_seq)});
   std::cout << '\n';
   table.print(std::cout, style);
 }
@@ -124,7 +125,7 @@ void watch(SQLite::Database& db, const Session& session, bool json, Duration int
       if (samples.size() > kTrendSamples) samples.pop_front();
     }
     if (redraw_in_place) std::cout << "\x1b[H\x1b[2J";
-    std::cout << style.dim(session.db_path + "  " + format_time(now) + "  every " +
+    std::cout << style.dim(printable(session.db_path) + "  " + format_time(now) + "  every " +
                            format_duration(interval) + " (Ctrl-C to stop)")
               << '\n';
     print_table(stats, &trends, style);

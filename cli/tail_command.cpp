@@ -10,6 +10,7 @@
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
+#include "printable.hpp"
 #include "sluice/inspect.hpp"
 
 namespace sluice::cli {
@@ -19,8 +20,9 @@ constexpr int kPageSize = 500;
 
 void print_line(const Event& event, bool json) {
   if (json) return print_json_line(std::cout, event_json(event));
-  std::cout << format_time(event.created_at) << "  " << event.seq << "  " << event.topic << "  "
-            << event.id << (event.key.empty() ? "" : "  key=" + event.key) << "  "
+  std::cout << format_time(event.created_at) << "  " << event.seq << "  " << printable(event.topic)
+            << "  " << printable(event.id)
+            << (event.key.empty() ? "" : "  key=" + printable(event.key)) << "  "
             << compact_payload(event, 200) << '\n'
             << std::flush;
 }
@@ -45,7 +47,7 @@ void add_tail_command(CLI::App& app, std::shared_ptr<Session> session) {
     filter.limit = kPageSize;
     filter.after_seq = newest_event_seq(db);
     CommitWait commits(db, session->options().poll_interval);
-    std::cerr << "following " << session->db_path << " after seq " << filter.after_seq
+    std::cerr << "following " << printable(session->db_path) << " after seq " << filter.after_seq
               << " (Ctrl-C to stop)" << std::endl;
     while (!interrupt.interrupted()) {
       std::vector<Event> page;

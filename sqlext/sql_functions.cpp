@@ -34,13 +34,36 @@ void result_text(sqlite3_context* ctx, const std::string& value) {
   sqlite3_result_text(ctx, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
 }
 
+// How deep sluice functions may run inside one another on a thread: a trigger on sluice_events
+// that enqueues for some events (WHEN NEW.topic = ...) nests a level or two. SQLite's trigger
+// depth limit does not see the statements a function runs, so a trigger that enqueues for the
+// events it enqueues itself recursed until the host's stack overflowed (SIGSEGV).
+constexpr int kMaxNesting = 8;
+
+// Calls of sluice functions running on this thread, each inside the one before.
+thread_local int nesting = 0;
+// Set by the call refused for nesting too deep, and reported by every call it was nested in
+// (each of which sees it as its statement's error) instead of that error quoting it again.
+thread_local std::string nesting_refusal;
+
 // Runs a function's body on the caller's connection; a sluice error becomes the SQL error.
 void run(sqlite3_context* ctx, const std::function<void(SqlConnection&)>& body) {
+  const char* name = static_cast<const char*>(sqlite3_user_data(ctx));
+  if (nesting == kMaxNesting) {
+    nesting_refusal = std::string("sluice: ") + name + ": refused, nested " +
+                      std::to_string(kMaxNesting + 1) +
+                      " deep in sluice function calls: a trigger on sluice_events that enqueues "
+                      "runs again for the event it enqueues (add a WHEN that excludes it)";
+    sqlite3_result_error(ctx, nesting_refusal.c_str(), -1);
+    return;
+  }
+  ++nesting;
   try {
     body(SqlConnection::of(sqlite3_context_db_handle(ctx)));
   } catch (const std::exception& e) {
-    sqlite3_result_error(ctx, e.what(), -1);
+    sqlite3_result_error(ctx, nesting_refusal.empty() ? e.what() : nesting_refusal.c_str(), -1);
   }
+  if (--nesting == 0) nesting_refusal.clear();
 }
 
 // The operator verbs commit in transactions of their own, as the engine's calls do.
@@ -194,7 +217,8 @@ void sluice_dlq_replay(sqlite3_context* ctx, int, Args argv) {
   run(ctx, [&](SqlConnection& c) {
     c.require_schema();
     require_autocommit(c, "sluice_dlq_replay");
-    sqlite3_result_int64(ctx, replay_dead_letters(c.db(), dead_letter_filter(argv)));
+    AuditEntry audit{.source = "sql"};
+    sqlite3_result_int64(ctx, replay_dead_letters(c.db(), dead_letter_filter(argv), {}, {}, audit));
   });
 }
 
@@ -207,7 +231,9 @@ void sluice_dlq_discard(sqlite3_context* ctx, int, Args argv) {
       throw InvalidArgument(
           "sluice: sluice_dlq_discard: give a note saying why (the audit record)");
     }
-    sqlite3_result_int64(ctx, discard_dead_letters(c.db(), dead_letter_filter(argv), note));
+    AuditEntry audit{.source = "sql"};
+    sqlite3_result_int64(
+        ctx, discard_dead_letters(c.db(), dead_letter_filter(argv), note, {}, {}, audit));
   });
 }
 
@@ -242,8 +268,9 @@ int register_functions(sqlite3* db, std::string& error) {
     for (const Function& f : kFunctions) {
       for (int args = f.min_args; args <= f.max_args; ++args) {
         const int flags = SQLITE_UTF8 | (f.in_schema ? 0 : SQLITE_DIRECTONLY);
-        const int rc = sqlite3_create_function_v2(db, f.name, args, flags, nullptr, f.body, nullptr,
-                                                  nullptr, nullptr);
+        // The name is the function's user data, for its error messages.
+        const int rc = sqlite3_create_function_v2(
+            db, f.name, args, flags, const_cast<char*>(f.name), f.body, nullptr, nullptr, nullptr);
         if (rc != SQLITE_OK) {
           error = std::string("sluice: cannot register ") + f.name + ": " + sqlite3_errmsg(db);
           return rc;

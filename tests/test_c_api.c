@@ -772,6 +772,16 @@ static void test_dead_letters_listed_replayed_and_discarded(void) {
   CHECK(count(f.conn, "SELECT count(*) FROM handled WHERE event_id = 'evt-a'") == 1);
   CHECK_OK(sluice_dead_letters_list(f.db, NULL, &letters, &n, &error), error);
   CHECK(n == 0 && letters == NULL);
+  /* Both actions are in the audit log as the app's own ("api"); the refused ones are not. */
+  CHECK(count(f.conn, "SELECT count(*) FROM sluice_audit") == 2);
+  CHECK(
+      count(f.conn,
+            "SELECT count(*) FROM sluice_audit WHERE action = 'discard' AND source = 'api' AND "
+            "count = 1 AND note = 'customer deleted' AND filter = '{\"event_ids\":[\"evt-b\"]}'") ==
+      1);
+  CHECK(count(f.conn,
+              "SELECT count(*) FROM sluice_audit WHERE action = 'replay' AND source = 'api' AND "
+              "count = 1 AND filter = '{\"consumer\":\"billing\"}'") == 1);
   fixture_close(&f);
 }
 

@@ -2,6 +2,7 @@
 // one-line message on stderr, the documented exit code, and nothing changed.
 #include <SQLiteCpp/Transaction.h>
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -143,4 +144,39 @@ TEST_CASE("a file with a newer schema: exit 3 naming both versions; nothing chan
   CHECK(db.execAndGet("SELECT count(*) FROM sluice_events").getInt() == 1);
   CHECK(db.execAndGet("SELECT value FROM sluice_meta WHERE name = 'schema_version'").getInt() ==
         newer);
+}
+
+TEST_CASE("a FIFO or a directory as --db: refused at once, naming what it is") {
+  CliFixture f;
+  REQUIRE(mkfifo(f.db_path.c_str(), 0600) == 0);
+  std::vector<std::vector<std::string>> commands = every_command();
+  commands.push_back({"init"});
+  commands.push_back({"migrate"});
+  for (const auto& command : commands) {
+    CAPTURE(command[0]);
+    std::vector<std::string> argv{cli_path(), "--db", f.db_path};
+    argv.insert(argv.end(), command.begin(), command.end());
+    ChildProcess child(argv, CliFixture::clean_env({}));
+    const auto exit_code = child.wait(std::chrono::seconds(10));
+    REQUIRE(exit_code.has_value());
+    CHECK(*exit_code == 3);
+    CHECK(one_line(child.err()));
+    CHECK(child.err().find("'" + f.db_path + "' is a FIFO (named pipe), not a sluice file") !=
+          std::string::npos);
+  }
+  ChildProcess check({cli_path(), "--db", f.db_path, "check", "--json"}, CliFixture::clean_env({}));
+  REQUIRE(check.wait(std::chrono::seconds(10)) == 4);
+  CHECK(json::parse(check.out())["checks"][0]["name"] == "file");
+
+  std::filesystem::remove(f.db_path);
+  std::filesystem::create_directory(f.db_path);
+  for (const auto& command : commands) {
+    CAPTURE(command[0]);
+    const auto result = f.sluice(command);
+    CHECK(result.exit_code == 3);
+    CHECK(one_line(result.err));
+    CHECK(result.err.find("'" + f.db_path + "' is a directory, not a sluice file") !=
+          std::string::npos);
+  }
+  CHECK(std::filesystem::is_empty(f.db_path));
 }

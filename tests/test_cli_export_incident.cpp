@@ -3,6 +3,8 @@
 #include <SQLiteCpp/Backup.h>
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "sluice/testing.hpp"
 #include "support/cli_fixture.hpp"
 
@@ -98,4 +100,45 @@ TEST_CASE("the testing kit loads an exported incident and replays it against a f
   CHECK(h.drain().delivered == 1);
   CHECK(handled == std::vector<std::string>{bad});
   CHECK(file_bytes(incident) == before);
+}
+
+TEST_CASE("export refuses to write over its own source, by any name, and deletes nothing") {
+  CliFixture f;
+  f.init();
+  for (int order = 1; order <= 3; ++order) f.enqueue_order(order);
+  const std::string event = f.enqueue_order(4);
+  std::filesystem::create_symlink(f.db_path, f.dir.file("link.db"));
+  std::filesystem::create_hard_link(f.db_path, f.dir.file("hard.db"));
+  // A reader holds the file open in WAL mode, so its -wal and -shm exist while export runs.
+  SQLite::Database reader(f.db_path);
+  reader.exec("BEGIN");
+  REQUIRE(reader.execAndGet("SELECT count(*) FROM sluice_events").getInt() == 4);
+  REQUIRE(std::filesystem::exists(f.db_path + "-wal"));
+  const std::vector<std::string> outputs = {f.db_path,
+                                            f.dir.file("./app.db"),
+                                            f.dir.file("sub/../app.db"),
+                                            f.dir.file("link.db"),
+                                            f.dir.file("hard.db"),
+                                            f.db_path + "-wal",
+                                            f.db_path + "-shm"};
+  std::filesystem::create_directory(f.dir.file("sub"));
+  for (const std::string& output : outputs) {
+    CAPTURE(output);
+    const auto result = f.sluice({"export", event, "-o", output, "--force"});
+    CHECK(result.exit_code == 2);
+    CHECK(one_line(result.err));
+    CHECK(result.err.find("is the database being exported") != std::string::npos);
+  }
+  // The same through a relative path from the file's own folder.
+  const auto relative = run_process(
+      {"/bin/sh", "-c", "cd \"$0\" && \"$1\" --db app.db export \"$2\" -o ./app.db --force",
+       f.dir.path().string(), cli_path(), event},
+      CliFixture::clean_env({}));
+  CHECK(relative.exit_code == 2);
+  CHECK(relative.err.find("is the database being exported") != std::string::npos);
+  reader.exec("COMMIT");
+  CHECK(std::filesystem::exists(f.db_path + "-wal"));
+  CHECK(std::filesystem::exists(f.db_path + "-shm"));
+  SQLite::Database db(f.db_path);
+  CHECK(db.execAndGet("SELECT count(*) FROM sluice_events").getInt() == 4);
 }

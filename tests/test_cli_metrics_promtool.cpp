@@ -16,11 +16,14 @@ TEST_CASE(
   f.init();
   {
     sluice::Worker worker(f.db_path, f.options());
-    for (const char* name : {"billing", "we\"ird\\name", "two\nlines"})
+    for (const char* name : {"billing", "we\"ird\\name", "two lines"})
       worker.subscribe(name, "order.placed", [](const sluice::Event&, sluice::Context&) {});
   }
   f.enqueue_order(1);
   SQLite::Database db(f.db_path, SQLite::OPEN_READWRITE);
+  // subscribe refuses a line break in a name; a file written by anything else may hold one.
+  db.exec(
+      "UPDATE sluice_consumers SET name = 'two' || char(10) || 'lines' WHERE name = 'two lines'");
   db.exec("UPDATE sluice_consumers SET delivered_total = 1234566, retries_total = 4000000001");
   // Enqueued two days, 3.284 s and a little (the time the command takes) ago.
   db.exec("UPDATE sluice_events SET created_at = created_at - 172803284");

@@ -100,6 +100,13 @@ TEST_CASE("consumer remove refuses a consumer with a live worker unless --force"
   CHECK(f.json({"stats"})["consumers"].empty());
   CHECK(f.json({"dlq", "list"})["dead_letters"].empty());
   CHECK(f.sluice({"consumer"}).exit_code == 2);
+  // The removal, dead letter and all, is on record; the refused attempts and the dry run not.
+  const auto entries = f.json({"audit"})["entries"];
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0]["action"] == "remove");
+  CHECK(entries[0]["source"] == "cli");
+  CHECK(entries[0]["count"] == 1);  // the dead letter's delivery row
+  CHECK(entries[0]["filter"] == nlohmann::json{{"consumer", "billing"}, {"force", true}});
 }
 
 TEST_CASE("stats counts events waiting for a handler; check warns once they wait 15 minutes") {

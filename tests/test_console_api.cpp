@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <regex>
+#include <thread>
 
 #include "support/cli_fixture.hpp"
 
@@ -94,6 +95,21 @@ json state(const CliFixture& f) {
   return json{{"dlq", f.json({"dlq", "list", "--discarded"})},
               {"audit", f.json({"audit"})},
               {"events", f.json({"events", "--consumer", "billing", "--limit", "1000"})}};
+}
+
+// `text` as the page's encodeURIComponent sends it: every byte but unreserved ones as %XX.
+std::string percent_encoded(const std::string& text) {
+  std::string encoded;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) ||
+        std::string("-_.!~*'()").find(static_cast<char>(c)) != std::string::npos) {
+      encoded += static_cast<char>(c);
+    } else {
+      static const char* const kHex = "0123456789ABCDEF";
+      encoded += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return encoded;
 }
 
 // A file with consumer billing, 3 delivered orders and 2 dead letters (orders 2 and 4).
@@ -223,6 +239,26 @@ TEST_CASE("events: search by topic, key, ID, dedup key and time, a keyset page a
   check_error(console.get("/api/nothing"), 404, "GET /api/nothing");
 }
 
+TEST_CASE(
+    "an event ID with '/', '%', '?' or '#' in it opens, percent-encoded as the page sends it") {
+  CliFixture f;
+  f.init();
+  const std::vector<std::string> ids = {"orders/42", "a/b/c", "50%off", "what?", "tag#1"};
+  {
+    SQLite::Database db = sluice::open_database(f.db_path, f.options());
+    sluice::Outbox outbox(db, f.options());
+    for (const std::string& id : ids) outbox.enqueue_now({.topic = "order.placed", .id = id});
+  }
+  Console console(f);
+  for (const std::string& id : ids) {
+    CAPTURE(id);
+    const json detail = console.get_json("/api/events/" + percent_encoded(id));
+    CHECK(detail["event"]["id"] == id);
+  }
+  CHECK(console.get_json("/api/events/orders%2F42")["event"]["id"] == "orders/42");
+  check_error(console.get("/api/events/orders%2F43"), 404, "orders/43");
+}
+
 TEST_CASE("dead letters: groups by fingerprint, keyset pages, parked keys and what parks them") {
   CliFixture f;
   dead_letter_file(f, true);
@@ -258,6 +294,62 @@ TEST_CASE("dead letters: groups by fingerprint, keyset pages, parked keys and wh
   CHECK(console.get_json("/api/dead-letters?topic=user.created")["groups"].empty());
   check_error(console.get("/api/dead-letters?consumer=nobody"), 404, "nobody");
   check_error(console.get("/api/dead-letters?after=x"), 400, "invalid after 'x'");
+}
+
+// `n` more dead letters of consumer billing, each with an error of its own fingerprint ("card
+// declined at shop aab", "... aac", ...), written straight into the file.
+void many_dead_letters(const CliFixture& f, int n) {
+  SQLite::Database db(f.db_path, SQLite::OPEN_READWRITE);
+  db.exec("BEGIN");
+  SQLite::Statement events(
+      db,
+      "WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ?) "
+      "INSERT INTO sluice_events (id, topic, payload, created_at) "
+      "SELECT 'bulk-' || x, 'order.placed', '{}', 1000 FROM i");
+  events.bind(1, n);
+  events.exec();
+  db.exec(
+      "INSERT INTO sluice_deliveries (consumer_id, event_seq, state, attempts, next_attempt_at, "
+      "reason, last_error, first_failed_at, last_failed_at) SELECT c.id, e.seq, 'dead', 1, 0, "
+      "'permanent', 'card declined at shop ' || char(97 + e.seq % 26, 97 + e.seq / 26 % 26, "
+      "97 + e.seq / 676 % 26), 1000, 1000 FROM sluice_events e, sluice_consumers c "
+      "WHERE e.id LIKE 'bulk-%' AND c.name = 'billing'");
+  db.exec("COMMIT");
+}
+
+TEST_CASE("dead letters: the top groups with their totals, not every group of every letter") {
+  CliFixture f;
+  dead_letter_file(f);
+  many_dead_letters(f, 3000);
+  Console console(f);
+  auto answer = console.get("/api/dead-letters?limit=1");
+  REQUIRE(answer);
+  REQUIRE(answer->status == 200);
+  CHECK(answer->body.size() < 20'000);
+  const json page = json::parse(answer->body);
+  CHECK(page["groups"].size() == 20);
+  CHECK(page["groups_total"] == 3001);  // the bulk's 3000 fingerprints and orders 2 and 4's one
+  CHECK(page["dead_letters_total"] == 3002);
+  CHECK(page["groups"][0]["count"] == 2);
+  CHECK(page["groups"][0]["fingerprint"] == "order <n> rejected: card '<v>' declined");
+  CHECK(page["letters"].size() == 1);
+
+  // The groups page on, by rank; past the last one the totals still say what there is.
+  const json next = console.get_json("/api/dead-letters?limit=1&groups=1000&group_offset=20");
+  CHECK(next["groups"].size() == 1000);
+  CHECK(next["groups"][0] != page["groups"][19]);
+  const json past = console.get_json("/api/dead-letters?groups=5&group_offset=5000");
+  CHECK(past["groups"].empty());
+  CHECK(past["groups_total"] == 3001);
+  CHECK(past["dead_letters_total"] == 3002);
+  // One group's letters, a page at a time.
+  const std::string fingerprint = next["groups"][0]["fingerprint"];
+  const json one =
+      console.get_json("/api/dead-letters?fingerprint=" + percent_encoded(fingerprint));
+  REQUIRE(one["letters"].size() == 1);
+  CHECK(one["letters"][0]["fingerprint"] == fingerprint);
+  CHECK(one["groups_total"] == 1);
+  check_error(console.get("/api/dead-letters?groups=0"), 400, "invalid groups '0'");
 }
 
 TEST_CASE(
@@ -343,6 +435,53 @@ TEST_CASE(
   check_error(console.get("/api/audit?limit=5000"), 400, "invalid limit");
   // The same log as the CLI lists it.
   CHECK(f.json({"audit"})["entries"] == entries);
+}
+
+TEST_CASE("a console killed mid-way through a paced replay leaves every replay on record") {
+  CliFixture f;
+  f.init();
+  for (int order = 1; order <= 3; ++order) f.enqueue_order(order, true);
+  f.deliver();
+  ChildProcess process({cli_path(), "--db", f.db_path, "console", "--listen", "127.0.0.1:0"},
+                       CliFixture::clean_env({}));
+  REQUIRE(process.wait_for_output(ChildProcess::Stream::kOut, "(Ctrl-C to stop)", seconds(30)));
+  std::smatch match;
+  const std::string announced = process.out();
+  REQUIRE(std::regex_search(announced, match, std::regex("http://[^ ]*:(\\d+)/ serving")));
+  const int port = std::stoi(match[1]);
+  std::thread replay([port] {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(60);
+    const auto session = client.Get("/api/session");
+    if (!session) return;  // the checks below fail, no replay having happened
+    const std::string csrf = json::parse(session->body)["csrf_token"];
+    // One replay every 2 s: the kill comes between two of them.
+    client.Post(
+        "/api/dead-letters/replay", {{"X-CSRF-Token", csrf}},
+        json{{"fingerprint", "order <n> rejected: card '<v>' declined"}, {"rate_per_second", 0.5}}
+            .dump(),
+        "application/json");
+  });
+  const auto replayed = [&f] {
+    SQLite::Database db(f.db_path, SQLite::OPEN_READONLY);
+    return db.execAndGet("SELECT count(*) FROM sluice_deliveries WHERE state = 'pending'")
+        .getInt64();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (replayed() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling the file, not a wait
+  }
+  process.signal(SIGKILL);
+  CHECK(process.wait(seconds(30)) == 128 + SIGKILL);
+  replay.join();
+  const long long done = replayed();
+  REQUIRE(done >= 1);
+  REQUIRE(done < 3);
+  const json entries = f.json({"audit"})["entries"];
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0]["action"] == "replay");
+  CHECK(entries[0]["source"] == "console");
+  CHECK(entries[0]["count"] == done);
 }
 
 TEST_CASE("backfill and prune: previews count, actions are recorded, bad input refused") {

@@ -84,6 +84,40 @@ TEST_CASE("bad input is refused with a clear error and nothing written") {
   CHECK(count(f.db, "sluice_events") == 0);
 }
 
+TEST_CASE("topics, keys, IDs and dedup keys refuse DEL and C1 controls too; other text is kept") {
+  Fixture f;
+  // ESC, DEL, CSI as UTF-8 (U+009B), U+0080, and a lone 0x9B byte (CSI in an 8-bit terminal).
+  for (const std::string bad : {"a\x1b[2Jb", "a\x7f",
+                                "a\xC2\x9B"
+                                "2J",
+                                "a\xC2\x80",
+                                "a\x9B"
+                                "2J"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(f.outbox.enqueue_now({.topic = bad}),
+                         doctest::Contains("the topic contains a control character"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(f.outbox.enqueue_now({.topic = "t", .key = bad}),
+                         doctest::Contains("the ordering key contains a control character"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(f.outbox.enqueue_now({.topic = "t", .id = bad}),
+                         doctest::Contains("the event ID contains a control character"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(f.outbox.enqueue_now({.topic = "t", .dedup_key = bad}),
+                         doctest::Contains("the dedup key contains a control character"),
+                         InvalidArgument);
+  }
+  CHECK(count(f.db, "sluice_events") == 0);
+  // U+00A0 (C2 A0) and U+2026 are text, as is every byte of a multi-byte character in 80..9F.
+  for (const std::string good : {"caf\xC3\xA9",
+                                 "a\xC2\xA0"
+                                 "b",
+                                 "\xE2\x80\xA6", "\xF0\x9F\x98\x80"}) {
+    CAPTURE(good);
+    CHECK_NOTHROW(f.outbox.enqueue_now({.topic = good, .key = good}));
+  }
+}
+
 TEST_CASE("enqueue_batch validates every event before writing any") {
   Fixture f;
   SQLite::Transaction tx(f.db, SQLite::TransactionBehavior::IMMEDIATE);

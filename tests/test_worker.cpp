@@ -32,6 +32,23 @@ TEST_CASE("a subscribed consumer receives each event once and the inbox records 
   CHECK(count(f.db, "sluice_claims") == 0);
 }
 
+TEST_CASE("a consumer name or subscribed topic with a control character is refused, none stored") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  for (const std::string bad : {"bill\x1b]0;owned\x07", "bill\x7f",
+                                "bill\xC2\x9B"
+                                "8m"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(worker.subscribe(bad, "order.placed", recording("billing")),
+                         doctest::Contains("the consumer name contains a control character"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(worker.subscribe("billing", bad, recording("billing")),
+                         doctest::Contains("the topic contains a control character"),
+                         InvalidArgument);
+  }
+  CHECK(count(f.db, "sluice_consumers") == 0);
+}
+
 TEST_CASE("an event the inbox already holds is not applied again, its handler's writes undone") {
   Fixture f;
   Worker worker(f.db, f.options);

@@ -2,6 +2,9 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <nlohmann/json.hpp>
+
+#include "audit_trail.hpp"
 #include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
@@ -69,6 +72,18 @@ long long count_backfill(SQLite::Database& db, const std::string& consumer,
 
 long long backfill(SQLite::Database& db, const std::string& consumer, const BackfillRange& range,
                    const Options& options) {
+  AuditEntry audit;
+  return backfill(db, consumer, range, options, audit);
+}
+
+long long backfill(SQLite::Database& db, const std::string& consumer, const BackfillRange& range,
+                   const Options& options, AuditEntry& audit) {
+  nlohmann::json record{{"consumer", consumer}};
+  if (!range.from_event_id.empty()) record["from_event"] = range.from_event_id;
+  if (range.since) record["since"] = format_rfc3339(*range.since);
+  if (range.until) record["until"] = format_rfc3339(*range.until);
+  audit.action = "backfill";
+  AuditTrail trail(audit, record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return guarded("backfill", [&] {
     const auto clock = clock_for(db, options);
     const std::int64_t id = consumer_id(db, consumer);
@@ -130,11 +145,14 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
         db.exec(
             "INSERT INTO sluice_meta (name, value) VALUES ('backfills', 1) "
             "ON CONFLICT (name) DO UPDATE SET value = value + 1");
+        trail.record(db, rows, now);
       }
       tx.commit();
+      trail.committed();
       queued += rows;
       if (rows < kBackfillBatch) break;
     }
+    trail.finish(db, clock->now());
     log_to(options, LogLevel::kInfo, "backfill queued",
            {{"consumer", consumer}, {"events", std::to_string(queued)}});
     return queued;

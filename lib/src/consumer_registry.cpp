@@ -2,6 +2,9 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <utility>
+
+#include "control_characters.hpp"
 #include "sluice/error.hpp"
 #include "write_transaction.hpp"
 
@@ -48,6 +51,14 @@ RecordedOptions RecordedOptions::of(const ConsumerOptions& options, const RetryP
 std::int64_t record_subscription(SQLite::Database& db, const std::string& consumer,
                                  const std::string& topic, const RecordedOptions& options,
                                  StartFrom start_from, TimePoint now) {
+  // Names an operator reads in `sluice stats` and the console: no terminal controls in them.
+  for (const auto& [text, what] :
+       {std::pair{&consumer, "the consumer name"}, {&topic, "the topic"}}) {
+    if (has_control_character(*text)) {
+      throw InvalidArgument(std::string("sluice: subscribe: ") + what +
+                            " contains a control character");
+    }
+  }
   WriteTransaction tx(db);
   SQLite::Statement newest(db, "SELECT coalesce(max(seq), 0) FROM sluice_events");
   newest.executeStep();

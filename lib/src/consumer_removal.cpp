@@ -4,6 +4,9 @@
 #include <sqlite3.h>
 
 #include "claim_book.hpp"
+#include <nlohmann/json.hpp>
+
+#include "audit_trail.hpp"
 #include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
@@ -72,16 +75,19 @@ std::string live_worker(SQLite::Database& db, std::int64_t consumer, const Consu
 }
 
 // Deletes the rows of `consumer` kRemovalBatch per transaction through `batch_delete` (?1 the
-// consumer, ?2 the batch size) until none is left. For tables keyed by consumer first.
-void delete_in_batches(SQLite::Database& db, const std::string& batch_delete,
-                       std::int64_t consumer) {
+// consumer, ?2 the batch size) until none is left. For tables keyed by consumer first. Each
+// transaction brings `audit` up to date, counting the rows deleted when `counted`.
+void delete_in_batches(SQLite::Database& db, const std::string& batch_delete, std::int64_t consumer,
+                       AuditTrail& audit, bool counted, const Clock& clock) {
   while (true) {
     WriteTransaction tx(db);
     SQLite::Statement remove(db, batch_delete);
     remove.bind(1, static_cast<int64_t>(consumer));
     remove.bind(2, kRemovalBatch);
     const int removed = remove.exec();
+    audit.record(db, counted ? removed : 0, clock.now());
     tx.commit();
+    audit.committed();
     if (removed < kRemovalBatch) return;
   }
 }
@@ -118,6 +124,17 @@ void delete_attempts(SQLite::Database& db, std::int64_t consumer) {
 
 ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
                                 const RemoveConsumerOptions& removal, const Options& options) {
+  AuditEntry audit;
+  return remove_consumer(db, name, removal, options, audit);
+}
+
+ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
+                                const RemoveConsumerOptions& removal, const Options& options,
+                                AuditEntry& audit) {
+  audit.action = "remove";
+  nlohmann::json record{{"consumer", name}};
+  if (removal.force) record["force"] = true;
+  AuditTrail trail(audit, record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return guarded("remove consumer", [&] {
     const auto clock = clock_for(db, options);
     const std::int64_t id = consumer_id(db, name);
@@ -146,27 +163,32 @@ ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
       }
     }
     if (removal.dry_run) return found;
+    // The entry is written with the first deletion: a removal cut short is on record too.
     delete_in_batches(db,
                       "DELETE FROM sluice_inbox WHERE consumer_id = ?1 AND event_id IN (SELECT "
                       "event_id FROM sluice_inbox WHERE consumer_id = ?1 LIMIT ?2)",
-                      id);
+                      id, trail, false, *clock);
     delete_in_batches(db,
                       "DELETE FROM sluice_deliveries WHERE consumer_id = ?1 AND event_seq IN "
                       "(SELECT event_seq FROM sluice_deliveries WHERE consumer_id = ?1 LIMIT ?2)",
-                      id);
+                      id, trail, true, *clock);
     delete_attempts(db, id);
     // Whatever a worker wrote meanwhile goes with the consumer row, in one transaction.
     WriteTransaction tx(db);
+    long long late_deliveries = 0;
     for (const char* table : {"sluice_inbox", "sluice_deliveries", "sluice_attempts",
                               "sluice_claims", "sluice_subscriptions"}) {
       SQLite::Statement remove(db, std::string("DELETE FROM ") + table + " WHERE consumer_id = ?");
       remove.bind(1, static_cast<int64_t>(id));
-      remove.exec();
+      const int removed = remove.exec();
+      if (std::string(table) == "sluice_deliveries") late_deliveries = removed;
     }
     SQLite::Statement consumer(db, "DELETE FROM sluice_consumers WHERE id = ?");
     consumer.bind(1, static_cast<int64_t>(id));
     consumer.exec();
+    trail.record(db, late_deliveries, clock->now());
     tx.commit();
+    trail.committed();
     found.removed = true;
     log_to(options, LogLevel::kInfo, "consumer removed",
            {{"consumer", name},

@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <ctime>
@@ -124,6 +125,22 @@ void set_write_pragmas(SQLite::Database& db, const Options& options) {
                                                     : "PRAGMA synchronous = NORMAL");
 }
 
+// Throws NotADatabaseError for a path that exists but is no regular file: SQLite would wait
+// forever on a FIFO's reads and report a directory as "disk I/O error".
+void refuse_non_regular_file(const std::string& path) {
+  struct stat status {};
+  if (stat(path.c_str(), &status) != 0 || S_ISREG(status.st_mode)) return;
+  const char* what = S_ISDIR(status.st_mode)    ? "a directory"
+                     : S_ISFIFO(status.st_mode) ? "a FIFO (named pipe)"
+                     : S_ISSOCK(status.st_mode) ? "a socket"
+                     : S_ISCHR(status.st_mode)  ? "a character device"
+                     : S_ISBLK(status.st_mode)  ? "a block device"
+                                                : "a special file";
+  throw NotADatabaseError("sluice: open database: '" + path + "' is " + what +
+                              ", not a sluice file (a sluice file is a regular file)",
+                          SQLITE_NOTADB);
+}
+
 }  // namespace
 
 void configure_connection(SQLite::Database& db, const Options& options) {
@@ -140,6 +157,7 @@ SQLite::Database open_database(const std::string& path, const Options& options, 
   if (mode != OpenMode::kCreate && !memory && !std::filesystem::exists(path)) {
     throw NotFound("sluice: open database: no file at '" + path + "' (only init creates one)");
   }
+  if (!memory) refuse_non_regular_file(path);
   int flags = SQLITE_OPEN_NOMUTEX;
   flags |= mode == OpenMode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (mode == OpenMode::kCreate) flags |= SQLITE_OPEN_CREATE;

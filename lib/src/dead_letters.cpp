@@ -2,6 +2,9 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <nlohmann/json.hpp>
+
+#include "audit_trail.hpp"
 #include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "crash_point.hpp"
@@ -38,6 +41,18 @@ const char* const kDeadLetterFrom =
     " FROM sluice_deliveries d JOIN sluice_events e ON e.seq = d.event_seq "
     "JOIN sluice_consumers c ON c.id = d.consumer_id WHERE 1";
 
+// `filter` as the audit log records it, a JSON object of the fields set.
+std::string filter_record(const DeadLetterFilter& filter) {
+  nlohmann::json record = nlohmann::json::object();
+  if (!filter.event_ids.empty()) record["event_ids"] = filter.event_ids;
+  if (!filter.consumer.empty()) record["consumer"] = filter.consumer;
+  if (!filter.topic.empty()) record["topic"] = filter.topic;
+  if (filter.since) record["since"] = format_rfc3339(*filter.since);
+  if (filter.until) record["until"] = format_rfc3339(*filter.until);
+  if (!filter.error_contains.empty()) record["error"] = filter.error_contains;
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // The highest event seq of a dead letter matching `sql`, 0 when none does.
 std::int64_t highest_match(SQLite::Database& db, const SqlFilter& sql) {
   SQLite::Statement highest(
@@ -55,7 +70,7 @@ std::int64_t highest_match(SQLite::Database& db, const SqlFilter& sql) {
 long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                               const std::string& change, const char* history_outcome,
                               const std::string& note, const Options& options,
-                              const DeadLetterProgress& progress) {
+                              const DeadLetterProgress& progress, AuditTrail& audit) {
   const auto clock = clock_for(db, options);
   const SqlFilter sql = dead_letter_filter(db, filter, false);
   const std::int64_t last_seq = highest_match(db, sql);
@@ -122,11 +137,14 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
       history.exec();
       log_to(options, LogLevel::kInfo, std::string("dead letter ") + history_outcome, fields);
     }
+    audit.record(db, static_cast<long long>(rows.size()), now);
     SLUICE_CRASH_POINT("during-replay");
     tx.commit();
+    audit.committed();
     changed += static_cast<long long>(rows.size());
     if (progress) progress(changed);
   }
+  audit.finish(db, clock->now());
   return changed;
 }
 
@@ -168,6 +186,15 @@ long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
 
 long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                               const Options& options, const DeadLetterProgress& progress) {
+  AuditEntry audit;
+  return replay_dead_letters(db, filter, options, progress, audit);
+}
+
+long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                              const Options& options, const DeadLetterProgress& progress,
+                              AuditEntry& audit) {
+  audit.action = "replay";
+  AuditTrail trail(audit, filter_record(filter));
   return guarded("replay dead letters", [&] {
     return change_dead_letters(
         db, filter,
@@ -178,7 +205,7 @@ long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
         "scheduled_at = 0, suspect = 0, claim_id = NULL, reason = 'replayed', "
         "note = nullif(?3, '') "
         "WHERE consumer_id = ?1 AND event_seq = ?2",
-        "replayed", {}, options, progress);
+        "replayed", {}, options, progress, trail);
   });
 }
 
@@ -190,14 +217,24 @@ long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& fil
 long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                                const std::string& note, const Options& options,
                                const DeadLetterProgress& progress) {
+  AuditEntry audit;
+  return discard_dead_letters(db, filter, note, options, progress, audit);
+}
+
+long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                               const std::string& note, const Options& options,
+                               const DeadLetterProgress& progress, AuditEntry& audit) {
   if (note.empty()) {
     throw InvalidArgument("sluice: discard dead letters: a note saying why is required");
   }
+  audit.action = "discard";
+  audit.note = note;
+  AuditTrail trail(audit, filter_record(filter));
   return guarded("discard dead letters", [&] {
     return change_dead_letters(db, filter,
                                "UPDATE sluice_deliveries SET state = 'discarded', note = ?3 "
                                "WHERE consumer_id = ?1 AND event_seq = ?2",
-                               "discarded", note, options, progress);
+                               "discarded", note, options, progress, trail);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "control_characters.hpp"
 #include "json_syntax.hpp"
 #include "sluice/error.hpp"
 #include "utf8.hpp"
@@ -22,11 +23,10 @@ void check_text(const std::string& value, std::size_t max_bytes, const char* fie
                           std::to_string(value.size()) + " bytes; the limit is " +
                           std::to_string(max_bytes));
   }
-  for (unsigned char c : value) {
-    if (c < 0x20) {
-      throw InvalidArgument(std::string("sluice: enqueue: ") + field +
-                            " contains a control character");
-    }
+  // DEL and the C1 controls too: each reached an operator's terminal as a control.
+  if (has_control_character(value)) {
+    throw InvalidArgument(std::string("sluice: enqueue: ") + field +
+                          " contains a control character");
   }
 }
 

@@ -239,6 +239,8 @@ struct EventWriter : ConnectionCached {
   // What the rows of a many-row statement bind, kept until it has run; reused.
   std::vector<std::string> row_ids;
   std::vector<std::string> row_headers;
+  // True while enqueue_in_statement runs insert_event on this writer.
+  bool inserting = false;
 };
 
 namespace {
@@ -326,7 +328,23 @@ EnqueueResult enqueue_in_statement(SQLite::Database& db, const NewEvent& event,
       return std::make_unique<EventWriter>(db, Options{});
     }));
     writer.clock = clock_for(db, options);
-    return writer.insert_event(event);
+    // A trigger on sluice_events that enqueues (the extension's sluice_enqueue) calls this again
+    // while the writer's insert statement runs: resetting that statement under it lost the
+    // outer event's failure, so the nested call prepares a statement of its own.
+    if (writer.inserting) {
+      EventWriter nested(db, Options{});
+      nested.clock = writer.clock;
+      return nested.insert_event(event);
+    }
+    writer.inserting = true;
+    try {
+      EnqueueResult result = writer.insert_event(event);
+      writer.inserting = false;
+      return result;
+    } catch (...) {
+      writer.inserting = false;
+      throw;
+    }
   });
 }
 

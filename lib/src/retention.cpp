@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "audit_trail.hpp"
 #include "connection_clock.hpp"
 #include "crash_point.hpp"
 #include "log_to.hpp"
@@ -130,6 +131,15 @@ Duration dedup_horizon(SQLite::Database& db, const Options& options) {
 
 long long prune(SQLite::Database& db, Duration retention, const PruneOptions& prune_options,
                 const Options& options) {
+  AuditEntry audit;
+  return prune(db, retention, prune_options, options, audit);
+}
+
+long long prune(SQLite::Database& db, Duration retention, const PruneOptions& prune_options,
+                const Options& options, AuditEntry& audit) {
+  audit.action = "prune";
+  AuditTrail trail(audit, "{\"older_than_ms\":" + std::to_string(retention.count()) +
+                              (prune_options.force ? ",\"force\":true}" : "}"));
   if (retention.count() < 0) throw InvalidArgument("sluice: prune: the retention is negative");
   if (prune_options.batch_size < 1) throw InvalidArgument("sluice: prune: batch_size must be >= 1");
   const Duration horizon = dedup_horizon(db, options);
@@ -190,11 +200,14 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
           s->exec();
         }
       }
+      trail.record(db, static_cast<long long>(events.size()), clock->now());
       SLUICE_CRASH_POINT("during-prune");
       tx.commit();
+      trail.committed();
       pruned += static_cast<long long>(events.size());
       if (prune_options.progress) prune_options.progress(pruned);
     }
+    if (!prune_options.dry_run) trail.finish(db, clock->now());
     if (prune_options.held_back != nullptr) {
       *prune_options.held_back = retention_holds(db, retention, options);
     }

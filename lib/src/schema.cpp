@@ -197,9 +197,31 @@ INSERT INTO sluice_meta (name, value)
   SELECT 'consumer_ids', coalesce(max(id), 0) FROM sluice_consumers;
 )sql";
 
+// Every action that changes dead letters, consumers or retention records itself, in the same
+// transaction as its changes: the extension's sluice_dlq_replay and sluice_dlq_discard as source
+// 'sql', and a consumer's removal as action 'remove'. SQLite cannot alter a CHECK constraint, so
+// the table is rebuilt with the wider ones, every row kept with its id.
+static const char* const kVersion7 = R"sql(
+CREATE TABLE sluice_audit_rebuilt (
+  id     INTEGER PRIMARY KEY,
+  at     INTEGER NOT NULL,
+  action TEXT NOT NULL CHECK (action = 'replay' OR action = 'discard' OR action = 'backfill' OR
+                              action = 'prune' OR action = 'remove'),
+  filter TEXT NOT NULL,                      -- JSON object
+  count  INTEGER NOT NULL,
+  note   TEXT,
+  source TEXT NOT NULL CHECK (source = 'console' OR source = 'cli' OR source = 'sql' OR
+                              source = 'api')
+);
+INSERT INTO sluice_audit_rebuilt (id, at, action, filter, count, note, source)
+  SELECT id, at, action, filter, count, note, source FROM sluice_audit ORDER BY id;
+DROP TABLE sluice_audit;
+ALTER TABLE sluice_audit_rebuilt RENAME TO sluice_audit;
+)sql";
+
 const std::vector<std::string>& migrations() {
   static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3,
-                                               kVersion4, kVersion5, kVersion6};
+                                               kVersion4, kVersion5, kVersion6, kVersion7};
   return all;
 }
 

@@ -54,6 +54,24 @@ def bad_input_is_an_sql_error_and_writes_nothing(ext, tmp):
     con.close()
 
 
+def a_trigger_enqueueing_into_itself_fails_and_one_level_is_fine(ext, tmp):
+    con = connect(os.path.join(tmp, "echo.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    # One level: an order's event also records an audit event, whose own insert adds none.
+    con.execute("CREATE TRIGGER audited AFTER INSERT ON sluice_events WHEN NEW.topic = 'order' "
+                "BEGIN SELECT sluice_enqueue('audit', json_object('of', NEW.id)); END")
+    scalar(con, "SELECT sluice_enqueue('order', '{}')")
+    assert scalar(con, "SELECT group_concat(topic) FROM sluice_events") == "order,audit"
+    # Without a WHEN the trigger runs for the events it enqueues itself, without end.
+    con.execute("CREATE TRIGGER echo AFTER INSERT ON sluice_events "
+                "BEGIN SELECT sluice_enqueue('echo', '{}'); END")
+    message = expect_error(con, "SELECT sluice_enqueue('order', '{}')", (),
+                           ["sluice_enqueue", "nested", "trigger on sluice_events"])
+    assert message.count("sluice:") == 1, message
+    assert scalar(con, "SELECT count(*) FROM sluice_events") == 2
+    con.close()
+
+
 def a_file_without_the_schema_is_refused_and_left_alone(ext, tmp):
     path = os.path.join(tmp, "plain.db")
     plain = sqlite3.connect(path)
@@ -174,6 +192,25 @@ def a_failure_is_retried_then_dead_lettered(ext, tmp):
     assert con.execute("SELECT event_id, reason, last_error, attempts FROM sluice_dead_letters"
                        ).fetchall() == [(failing_id, "exhausted", "timeout again", 2)]
     assert scalar(con, "SELECT count(*) FROM sluice_claims") == 0
+    con.close()
+
+
+def triage_in_sql_is_audited_as_sql(ext, tmp):
+    con = connect(os.path.join(tmp, "triage.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    scalar(con, "SELECT sluice_subscribe('billing', 't')")
+    ids = [scalar(con, "SELECT sluice_enqueue('t', '{}')") for _ in range(3)]
+    assert len(json.loads(scalar(con, "SELECT sluice_claim('billing')"))) == 3
+    for event_id in ids:
+        assert scalar(con, "SELECT sluice_fail('billing', ?, 'declined', 1)", (event_id,)) == "dead"
+    assert scalar(con, "SELECT sluice_dlq_replay('billing', ?)", (ids[0],)) == 1
+    assert scalar(con, "SELECT sluice_dlq_discard('billing', NULL, 'refunded')") == 2
+    rows = con.execute("SELECT action, source, count, note, filter FROM sluice_audit ORDER BY id"
+                       ).fetchall()
+    assert rows == [("replay", "sql", 1, None, json.dumps({"event_ids": [ids[0]],
+                                                           "consumer": "billing"},
+                                                          separators=(",", ":"), sort_keys=True)),
+                    ("discard", "sql", 2, "refunded", '{"consumer":"billing"}')], rows
     con.close()
 
 
@@ -362,9 +399,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         bad_input_is_an_sql_error_and_writes_nothing(ext, tmp)
         a_file_without_the_schema_is_refused_and_left_alone(ext, tmp)
+        a_trigger_enqueueing_into_itself_fails_and_one_level_is_fine(ext, tmp)
         duplicates_return_the_existing_event(ext, tmp)
         a_claimed_event_is_the_event_as_stored(ext, tmp)
         a_failure_is_retried_then_dead_lettered(ext, tmp)
+        triage_in_sql_is_audited_as_sql(ext, tmp)
         loading_gives_sluice_busy_handling(ext, tmp)
         a_python_producer_feeds_a_cpp_worker(ext, worker_binary, tmp)
         a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)

@@ -86,9 +86,36 @@ claims|0
 """
 
 
+# A trigger on sluice_events that enqueues runs again for the event it enqueues: SQLite's trigger
+# depth limit does not see statements a function runs, so without the extension's own limit the
+# shell recursed until the stack overflowed (exit 139).
+RECURSION_SCRIPT = r"""
+.load {extension}
+SELECT 'schema', sluice_init() >= 4;
+CREATE TRIGGER echo AFTER INSERT ON sluice_events BEGIN
+  SELECT sluice_enqueue('echo', '{{}}');
+END;
+SELECT 'enqueued', sluice_enqueue('first', '{{}}');
+SELECT 'events', count(*) FROM sluice_events;
+"""
+
+
+def a_trigger_that_enqueues_into_itself_is_an_sql_error(extension, tmp):
+    run = subprocess.run(["/usr/bin/sqlite3", os.path.join(tmp, "echo.db")],
+                         input=RECURSION_SCRIPT.format(extension=extension),
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode in (0, 1), f"the shell ended with {run.returncode}: {run.stderr}"
+    errors = run.stderr.strip().splitlines()
+    assert len(errors) == 1, run.stderr
+    for words in ("sluice_enqueue", "nested", "trigger on sluice_events"):
+        assert words in errors[0], f"{errors[0]!r} does not say {words!r}"
+    assert run.stdout == "schema|1\nevents|0\n", run.stdout
+
+
 def main():
     extension = os.path.splitext(sys.argv[1])[0]  # as an operator types it: no .so
     with tempfile.TemporaryDirectory() as tmp:
+        a_trigger_that_enqueues_into_itself_is_an_sql_error(extension, tmp)
         run = subprocess.run(["/usr/bin/sqlite3", os.path.join(tmp, "shop.db")],
                              input=SCRIPT.format(extension=extension), capture_output=True,
                              text=True, timeout=60)

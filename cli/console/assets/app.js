@@ -865,7 +865,12 @@ async function deadLettersPage(page, route, isCurrent) {
       h('h2', {}, 'Grouped by error fingerprint'),
       table(
           [['Count', 'num'], 'Consumer', 'Topic', 'First seen', 'Last seen', 'Error', ''],
-          groupRows, 'No dead letters match. Nothing is waiting for an operator.')),
+          groupRows, 'No dead letters match. Nothing is waiting for an operator.'),
+      answer.groups_total > groups.length &&
+          h('p', {class: 'small'},
+            `The ${groups.length} largest of ${formatCount(answer.groups_total)} groups ` +
+                `(${formatCount(answer.dead_letters_total)} dead letters); ` +
+                'filter by consumer or topic to see others.')),
     h('section', {class: 'panel', 'aria-label': 'Dead letters'}, h('h2', {}, 'Dead letters'),
       table(
           [

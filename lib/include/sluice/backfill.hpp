@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "sluice/audit.hpp"
 #include "sluice/options.hpp"
 
 namespace sluice {
@@ -23,6 +24,10 @@ struct BackfillRange {
 // queued. Throws NotFound for an unknown consumer or event.
 long long backfill(SQLite::Database& db, const std::string& consumer, const BackfillRange& range,
                    const Options& options = {});
+// As above, recording itself in `audit` (see AuditEntry; its action is set to "backfill"). The
+// overload without it records an entry of its own from source "api".
+long long backfill(SQLite::Database& db, const std::string& consumer, const BackfillRange& range,
+                   const Options& options, AuditEntry& audit);
 
 // The events backfill() would queue, without writing anything.
 long long count_backfill(SQLite::Database& db, const std::string& consumer,

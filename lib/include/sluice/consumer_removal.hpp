@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/audit.hpp"
 #include "sluice/options.hpp"
 
 namespace sluice {
@@ -51,5 +52,11 @@ struct ConsumerRemoval {
 ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
                                 const RemoveConsumerOptions& removal = {},
                                 const Options& options = {});
+// As above, recording itself in `audit` (see AuditEntry; its action is set to "remove", its count
+// to the delivery rows deleted). The overload without it records an entry of its own from source
+// "api". A dry run records nothing.
+ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
+                                const RemoveConsumerOptions& removal, const Options& options,
+                                AuditEntry& audit);
 
 }  // namespace sluice

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/audit.hpp"
 #include "sluice/clock.hpp"
 #include "sluice/options.hpp"
 
@@ -62,6 +63,11 @@ long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
                               const Options& options = {});
 long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                               const Options& options, const DeadLetterProgress& progress);
+// As above, recording itself in `audit` (see AuditEntry; its action is set to "replay"). The
+// overloads without it record an entry of their own from source "api".
+long long replay_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                              const Options& options, const DeadLetterProgress& progress,
+                              AuditEntry& audit);
 
 // Marks the dead letters matching `filter` when the call starts discarded with `note`
 // (non-empty) as an audit record, bounded like replay_dead_letters: dead letters made while it
@@ -71,5 +77,10 @@ long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& fil
 long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
                                const std::string& note, const Options& options,
                                const DeadLetterProgress& progress);
+// As above, recording itself in `audit` (see AuditEntry; its action is set to "discard", its note
+// to `note`). The overloads without it record an entry of their own from source "api".
+long long discard_dead_letters(SQLite::Database& db, const DeadLetterFilter& filter,
+                               const std::string& note, const Options& options,
+                               const DeadLetterProgress& progress, AuditEntry& audit);
 
 }  // namespace sluice

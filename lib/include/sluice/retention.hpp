@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/audit.hpp"
 #include "sluice/options.hpp"
 
 namespace sluice {
@@ -59,6 +60,10 @@ struct PruneOptions {
 // Returns the number of events pruned (or that would be, with dry_run).
 long long prune(SQLite::Database& db, Duration retention, const PruneOptions& prune_options = {},
                 const Options& options = {});
+// As above, recording itself in `audit` (see AuditEntry; its action is set to "prune"). The
+// overload without it records an entry of its own from source "api".
+long long prune(SQLite::Database& db, Duration retention, const PruneOptions& prune_options,
+                const Options& options, AuditEntry& audit);
 
 // Which consumers keep events created before now - `older_than` from prune, and why: one entry
 // per (consumer, reason) that keeps at least one, most events first. An event may be kept for
