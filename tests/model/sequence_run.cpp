@@ -432,6 +432,11 @@ class Sequence final : public CallSink {
     const long long waited = std::chrono::duration_cast<std::chrono::milliseconds>(
                                  std::chrono::steady_clock::now() - began)
                                  .count();
+    if (config_.seams) {
+      // On real time the first worker's outcomes of this drain are recorded that much later.
+      std::lock_guard lock(mutex_);
+      model_.clock_stepped_mid_drain(drain_began_, Duration(waited + 100));
+    }
     return " (a foreign connection held the write lock; a second worker waited " +
            std::to_string(waited) + " ms, delivered " + std::to_string(result.delivered) + ")";
   }
