@@ -4,8 +4,6 @@
 
 #include <string>
 
-#include "rewind.hpp"
-
 namespace sluice {
 namespace {
 
@@ -18,23 +16,29 @@ bool on_file(SQLite::Database& db) {
 
 }  // namespace
 
-DurableClaims::DurableClaims(SQLite::Database& db)
-    : db_(db),
-      on_file_(on_file(db)),
-      read_level_(db, "PRAGMA synchronous"),
-      full_(db, "PRAGMA synchronous = FULL") {}
+DurableClaims::DurableClaims(SQLite::Database& db) : db_(db), on_file_(on_file(db)) {}
+
+namespace {
+
+// PRAGMA synchronous acts, and reads, when it is prepared, not when it is stepped: a statement
+// kept prepared would have set the level once (on its preparation) and then read it stale. So
+// each is prepared anew and run at once.
+int synchronous_level(SQLite::Database& db) { return db.execAndGet("PRAGMA synchronous").getInt(); }
+
+void set_synchronous_level(SQLite::Database& db, int level) {
+  sqlite3_exec(db.getHandle(), ("PRAGMA synchronous = " + std::to_string(level)).c_str(), nullptr,
+               nullptr, nullptr);
+}
+
+}  // namespace
 
 DurableClaims::Scope DurableClaims::scope() {
   Scope scope(nullptr);
   if (!on_file_) return scope;
   // Read each time: an app may change the level of a connection it lent the worker.
-  rewind(read_level_);
-  const int level = read_level_.executeStep() ? read_level_.getColumn(0).getInt() : kFull;
-  rewind(read_level_);
+  const int level = synchronous_level(db_);
   if (level >= kFull) return scope;
-  rewind(full_);
-  full_.exec();
-  rewind(full_);
+  set_synchronous_level(db_, kFull);
   scope.owner_ = this;
   scope.level_ = level;
   return scope;
@@ -44,8 +48,7 @@ DurableClaims::Scope::~Scope() {
   if (owner_ == nullptr) return;
   // A pragma that only sets a connection flag does not fail short of a misuse; should it, the
   // connection stays at FULL, slower and no less safe.
-  sqlite3_exec(owner_->db_.getHandle(), ("PRAGMA synchronous = " + std::to_string(level_)).c_str(),
-               nullptr, nullptr, nullptr);
+  set_synchronous_level(owner_->db_, level_);
 }
 
 }  // namespace sluice

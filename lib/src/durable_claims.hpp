@@ -9,7 +9,6 @@
 #pragma once
 
 #include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
 
 #include <optional>
 
@@ -18,7 +17,7 @@ namespace sluice {
 // Not thread-safe: bound to one connection, used by one thread at a time.
 class DurableClaims {
  public:
-  // `db` must outlive the object. Prepares its statements; changes nothing yet.
+  // `db` must outlive the object. Changes nothing yet.
   explicit DurableClaims(SQLite::Database& db);
   DurableClaims(const DurableClaims&) = delete;
   DurableClaims& operator=(const DurableClaims&) = delete;
@@ -46,8 +45,6 @@ class DurableClaims {
  private:
   SQLite::Database& db_;
   const bool on_file_;
-  SQLite::Statement read_level_;
-  SQLite::Statement full_;
 };
 
 }  // namespace sluice
