@@ -1,11 +1,16 @@
 // model_test: runs seeded random operation sequences against the real engine and the reference
 // model (issue 13), and reports every broken promise by invariant, with the seeds that break it.
-//   model_test [--sequences N] [--seed S] [--ops M] [--verbose] [--threaded] [--ignore
-//   INVARIANT]...
+//   model_test [--sequences N] [--seed S] [--ops M] [--verbose] [--threaded]
+//   [--no-stale-workers] [--ignore INVARIANT]...
 // Sequence k runs seed S+k; `model_test --seed X --sequences 1 --ops M` reproduces one.
 // --ignore drops violations of invariants starting with INVARIANT, to look past a known defect.
 // --threaded adds start+stop of a Worker on its own thread: what it delivers before stop() then
 // depends on timing, so such a failure may not reproduce from its seed.
+// --no-stale-workers: after a consumer is removed and added again, every worker instance
+// subscribes it anew; without it, a C++ instance other than the first keeps the removed
+// consumer's handlers and must stop delivering for it alone.
+// Seam sequences (one in three) need the loadable extension's path in SLUICE_MODEL_SQLEXT for
+// their SQL consumers.
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +25,7 @@
 #include "sequence_config.hpp"
 #include "sequence_run.hpp"
 #include "shrink.hpp"
+#include "sql_instance.hpp"
 
 namespace {
 
@@ -29,13 +35,14 @@ struct Flags {
   int ops = 80;
   bool verbose = false;
   bool threaded = false;
+  bool stale_workers = true;
   std::vector<std::string> ignored;
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "model_test: %s\nusage: model_test [--sequences N] [--seed S] [--ops M] "
-               "[--verbose] [--threaded] [--ignore INVARIANT]...\n",
+               "[--verbose] [--threaded] [--no-stale-workers] [--ignore INVARIANT]...\n",
                why);
   std::exit(2);
 }
@@ -46,6 +53,10 @@ Flags parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--verbose" || arg == "--threaded") {
       (arg == "--verbose" ? flags.verbose : flags.threaded) = true;
+      continue;
+    }
+    if (arg == "--no-stale-workers") {
+      flags.stale_workers = false;
       continue;
     }
     if (i + 1 >= argc) usage(("a value is missing after " + arg).c_str());
@@ -87,6 +98,7 @@ void print_failure(std::uint64_t seed, const Flags& flags,
   std::string ignores;
   for (const std::string& ignored : flags.ignored) ignores += " --ignore '" + ignored + "'";
   if (flags.threaded) ignores += " --threaded";
+  if (!flags.stale_workers) ignores += " --no-stale-workers";
   std::printf("  reproduce: model_test --seed %llu --sequences 1 --ops %d --verbose%s\n",
               static_cast<unsigned long long>(seed), flags.ops, ignores.c_str());
   std::printf("  options: %s", describe(config).c_str());
@@ -107,6 +119,12 @@ int main(int argc, char** argv) {
   // it took 80% of the run. In memory (tmpfs) they cost nothing.
   if (std::getenv("TMPDIR") == nullptr && ::access("/dev/shm", W_OK) == 0)
     ::setenv("TMPDIR", "/dev/shm", 0);
+  const bool sql = !sluice::model::sql_extension().empty();
+  if (!sql) {
+    std::printf(
+        "model_test: SLUICE_MODEL_SQLEXT is not set (no extension in a sanitizer build): seam "
+        "sequences run without SQL consumers\n");
+  }
   const auto began = std::chrono::steady_clock::now();
   struct Class {
     long long sequences = 0;
@@ -115,16 +133,30 @@ int main(int argc, char** argv) {
   std::map<std::string, Class> classes;
   long long failed = 0;
   long long operations = 0;
+  std::map<std::string, long long> kinds;
+  long long seam_sequences = 0;
   long long calls = 0;
   for (long long k = 0; k < flags.sequences; ++k) {
     const std::uint64_t seed = flags.seed + static_cast<std::uint64_t>(k);
-    const sluice::model::SequenceConfig config = sluice::model::make_config(seed);
+    sluice::model::SequenceConfig config = sluice::model::make_config(seed, true, sql);
+    config.stale_workers = flags.stale_workers;
     const auto ops = sluice::model::generate_operations(
         seed, flags.ops, static_cast<int>(config.instances.size()),
-        static_cast<int>(config.consumers.size()), flags.threaded);
+        static_cast<int>(config.consumers.size()), flags.threaded, config.seams);
     const sluice::model::SequenceOutcome outcome =
         sluice::model::run_sequence(config, ops, flags.ignored);
+    if (config.seams) ++seam_sequences;
     operations += static_cast<long long>(outcome.log.size());
+    for (std::size_t i = 0; i < outcome.log.size(); ++i) {
+      std::string kind = sluice::model::kind_name(ops[i].kind);
+      if (ops[i].kind == sluice::model::OpKind::kDrain) {
+        const auto instance = config.instances[static_cast<std::size_t>(ops[i].instance)].kind;
+        kind += instance == sluice::model::InstanceKind::kCpp ? "(C++)"
+                : instance == sluice::model::InstanceKind::kC ? "(C API)"
+                                                              : "(SQL)";
+      }
+      ++kinds[kind];
+    }
     calls += outcome.handler_calls;
     if (flags.verbose) {
       std::printf("seed %llu: %s", static_cast<unsigned long long>(seed),
@@ -153,6 +185,9 @@ int main(int argc, char** argv) {
       flags.sequences, static_cast<unsigned long long>(flags.seed),
       static_cast<unsigned long long>(flags.seed + flags.sequences - 1), operations, calls,
       seconds);
+  std::printf("  %lld seam sequences; operations by kind:", seam_sequences);
+  for (const auto& [kind, count] : kinds) std::printf(" %s %lld,", kind.c_str(), count);
+  std::printf("\n");
   for (const auto& [invariant, c] : classes) {
     std::printf("  BROKEN %-55s %lld sequence(s), seeds", invariant.c_str(), c.sequences);
     for (std::size_t i = 0; i < c.seeds.size() && i < 12; ++i)

@@ -26,7 +26,7 @@ Duration clock_step(Rng& rng) {
 }  // namespace
 
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers, bool threaded) {
+                                           int consumers, bool threaded, bool seams) {
   Rng rng(mix(seed ^ 0x0b5));
   std::vector<Operation> ops;
   for (int i = 0; i < count; ++i) {
@@ -68,6 +68,14 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
     } else {
       op.kind = OpKind::kStartStop;
     }
+    // Seam sequences run on real time: a clock step would do nothing there, so they drain.
+    if (seams && (op.kind == OpKind::kClockForward || op.kind == OpKind::kClockBack))
+      op.kind = OpKind::kDrain;
+    if (rng.chance(3)) op.kind = OpKind::kRemoveReadd;
+    if (threaded && rng.chance(2)) op.kind = OpKind::kForeignLockInFlight;
+    if (seams && rng.chance(3)) op.kind = OpKind::kCStartInFlight;
+    if (seams && rng.chance(8))
+      op.kind = rng.chance(50) ? OpKind::kSqlCloseMidClaim : OpKind::kSqlRelease;
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
                           op.kind == OpKind::kEnqueueRolledBack ||
                           op.kind == OpKind::kEnqueueBadBatch;
@@ -81,7 +89,7 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
   return ops;
 }
 
-std::string describe(const Operation& op) {
+const char* kind_name(OpKind kind) {
   static const char* const names[] = {"enqueue",
                                       "enqueue_batch",
                                       "enqueue+rollback",
@@ -96,8 +104,17 @@ std::string describe(const Operation& op) {
                                       "replay(in flight)",
                                       "prune",
                                       "restart",
-                                      "start+stop"};
-  std::string out = names[static_cast<int>(op.kind)];
+                                      "start+stop",
+                                      "sql close mid-claim",
+                                      "sql release",
+                                      "remove+add again",
+                                      "foreign write lock(in flight)",
+                                      "C start(in flight)"};
+  return names[static_cast<int>(kind)];
+}
+
+std::string describe(const Operation& op) {
+  std::string out = kind_name(op.kind);
   switch (op.kind) {
     case OpKind::kDrain:
     case OpKind::kRestartWorker:
@@ -108,10 +125,13 @@ std::string describe(const Operation& op) {
       return out + std::to_string(op.step.count()) + "ms";
     case OpKind::kBackfill:
     case OpKind::kBackfillInFlight:
+    case OpKind::kRemoveReadd:
       return out + " c" + std::to_string(op.consumer) + " pick " + std::to_string(op.pick % 1000);
     case OpKind::kReplay:
     case OpKind::kDiscard:
     case OpKind::kPrune:
+    case OpKind::kSqlCloseMidClaim:
+    case OpKind::kSqlRelease:
       return out + " pick " + std::to_string(op.pick % 1000);
     default:
       break;

@@ -37,6 +37,24 @@ enum class OpKind {
   // A Worker on a connection of its own, started and stopped at once: how much it delivers
   // depends on timing; what it leaves must hold all the same.
   kStartStop,
+  // Seam sequences only (sequence_config.hpp). An SQL consumer claims, settles a few of its
+  // events and closes its connection with the rest claimed; then instance 0 drains, and must
+  // recover that claim as crashed.
+  kSqlCloseMidClaim,
+  // Seam sequences only: an SQL consumer claims, settles a few and gives the rest back with
+  // sluice_release (no attempt spent).
+  kSqlRelease,
+  // remove_consumer (forced) of consumer `consumer`, then subscribed again under its name, with
+  // topics and StartFrom chosen by `pick`.
+  kRemoveReadd,
+  // --threaded only (a thread holds the lock). In the next outside handler call of a drain of
+  // instance 0, which holds its claim: a foreign connection takes the write lock (BEGIN
+  // IMMEDIATE) and keeps it 300 ms, the clock moves past claim_lease, and a second worker drains
+  // meanwhile (waiting for the lock): it must not take over the live worker's claim.
+  kForeignLockInFlight,
+  // Seam sequences only: from inside a handler call of the C API worker's run_until_idle,
+  // another thread calls sluice_worker_start on it: refused (SLUICE_INVALID), the drain goes on.
+  kCStartInFlight,
 };
 
 struct Operation {
@@ -50,9 +68,12 @@ struct Operation {
 
 // `count` operations for a sequence of `seed` with `instances` worker instances and `consumers`
 // consumers. kStartStop only if `threaded`: a sequence with it is not reproducible from its
-// seed alone.
+// seed alone. The seam operations only if `seams`.
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers, bool threaded);
+                                           int consumers, bool threaded, bool seams);
+
+// The operation's name, e.g. "enqueue".
+const char* kind_name(OpKind kind);
 
 // One line, e.g. "enqueue [t1 k2 id-3 +5000ms]".
 std::string describe(const Operation& op);

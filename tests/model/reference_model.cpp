@@ -21,6 +21,8 @@ const char* name(Cause cause) {
       return "backfilled while in flight";
     case Cause::kHeldInBatch:
       return "handled in a batch after a failure of its key";
+    case Cause::kCrashed:
+      return "claim recovered as crashed";
   }
   return "?";
 }
@@ -42,6 +44,8 @@ const char* state_name(PairState s) {
       return "delivered";
     case PairState::kDiscarded:
       return "discarded";
+    case PairState::kRemoved:
+      return "removed with its consumer";
   }
   return "?";
 }
@@ -64,7 +68,8 @@ void reset_to_pending(Pair& p, Cause cause) {
 
 }  // namespace
 
-ReferenceModel::ReferenceModel(const SequenceConfig& config) : config_(config) {
+ReferenceModel::ReferenceModel(const SequenceConfig& config)
+    : config_(config), slack_(config.seams ? Duration(250) : Duration(0)) {
   for (const ConsumerConfig& c : config.consumers) totals_[c.name];
 }
 
@@ -127,9 +132,15 @@ CallKey ReferenceModel::call_key(const std::string& consumer, const ModelEvent& 
   return {consumer, event.n, pair.attempts + 1, pair.snoozes, pair.resets};
 }
 
+Scripted ReferenceModel::outcome_of(const std::string& consumer, const ModelEvent& event) const {
+  const Scripted scripted =
+      scripted_outcome(config_.seed, call_key(consumer, event, event.pairs.at(consumer)));
+  if (scripted.action == Action::kSnooze && config_.consumer(consumer).no_snooze) return {};
+  return scripted;
+}
+
 Scripted ReferenceModel::peek_outcome(const std::string& consumer, long long n) const {
-  const ModelEvent& event = events_.at(n);
-  return scripted_outcome(config_.seed, call_key(consumer, event, event.pairs.at(consumer)));
+  return outcome_of(consumer, events_.at(n));
 }
 
 const ModelEvent* ReferenceModel::unfinished_before(const ModelEvent& event,
@@ -192,9 +203,7 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
     }
   }
   std::vector<Scripted> outcomes;
-  for (ModelEvent* event : events)
-    outcomes.push_back(
-        scripted_outcome(config_.seed, call_key(consumer, *event, event->pairs.at(consumer))));
+  for (ModelEvent* event : events) outcomes.push_back(outcome_of(consumer, *event));
   if (batch &&
       batch_throws(config_.seed, call_key(consumer, *events[0], events[0]->pairs.at(consumer)))) {
     for (Scripted& o : outcomes)
@@ -248,6 +257,10 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
       ++pair.snoozes;
       pair.earliest = pair.latest =
           outcome.snooze > TimePoint::max() - now ? TimePoint::max() : now + outcome.snooze;
+      if (pair.latest < TimePoint::max() - slack_) {
+        pair.earliest -= slack_;
+        pair.latest += slack_;
+      }
       pair.scheduled_at = now;
       pair.cause = Cause::kSnooze;
       return;
@@ -264,6 +277,8 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
   }
   ++totals.retries;
   pair.earliest = pair.latest = now + config_.retry.backoff(pair.attempts, event.seq);
+  pair.earliest -= slack_;
+  pair.latest += slack_;
   pair.scheduled_at = now;
   pair.cause = Cause::kRetry;
 }
@@ -290,6 +305,16 @@ void ReferenceModel::clock_maybe_seen_behind(TimePoint to) {
       // Either outcome is right: re-anchored (may fire from `to`) or not (the old latest holds).
       if (pair.state == PairState::kPending && pair.scheduled_at && *pair.scheduled_at > to)
         pair.earliest = std::min(pair.earliest, to);
+    }
+  }
+}
+
+void ReferenceModel::clock_stepped_mid_drain(TimePoint since, Duration step) {
+  for (auto& [_, event] : events_) {
+    for (auto& [consumer, pair] : event.pairs) {
+      if (pair.state == PairState::kPending && pair.scheduled_at && *pair.scheduled_at >= since &&
+          pair.latest < TimePoint::max() - step)
+        pair.latest += step;
     }
   }
 }
@@ -326,6 +351,16 @@ long long ReferenceModel::backfill(const std::string& consumer, std::int64_t fro
     const auto found = event.pairs.find(consumer);
     if (found == event.pairs.end()) continue;
     Pair& pair = found->second;
+    if (pair.state == PairState::kRemoved) {
+      // Of the consumer's removed self: backfilled only if the consumer now subscribes its topic
+      // from before it (backfill re-feeds what a subscription covers).
+      const ConsumerConfig& config = config_.consumer(consumer);
+      const auto start = start_seq_.find({consumer, event.topic});
+      if (std::find(config.topics.begin(), config.topics.end(), event.topic) ==
+              config.topics.end() ||
+          (start != start_seq_.end() && event.seq <= start->second))
+        continue;
+    }
     if (in_flight.count(n) > 0) {
       // Its call has just returned: one delivery is done, and one more is owed.
       if (pair.state == PairState::kDelivered) reset_to_pending(pair, Cause::kBackfilledInFlight);
@@ -336,6 +371,56 @@ long long ReferenceModel::backfill(const std::string& consumer, std::int64_t fro
     }
   }
   return count;
+}
+
+void ReferenceModel::crashed(const std::string& consumer, const std::vector<long long>& ns,
+                             TimePoint now) {
+  for (long long n : ns) {
+    ModelEvent& event = events_.at(n);
+    Pair& pair = event.pairs.at(consumer);
+    if (pair.state != PairState::kPending) continue;
+    ++pair.attempts;
+    pair.snoozes = 0;
+    pair.last_error = "crashed";
+    pair.clock_back_while_pending = false;
+    if (pair.attempts >= config_.retry.max_attempts && ns.size() == 1) {
+      pair.state = PairState::kDead;
+      pair.dead_reason = "crashed";
+      continue;
+    }
+    // Retried after its backoff from the moment of recovery, which the model knows only to be
+    // after `now`: due at the latest a few seconds later.
+    ++totals_[consumer].retries;
+    const Duration backoff = config_.retry.backoff(pair.attempts, event.seq);
+    pair.earliest = now + backoff - slack_;
+    pair.latest = now + backoff + std::chrono::seconds(5);
+    pair.scheduled_at = now;
+    pair.cause = Cause::kCrashed;
+  }
+}
+
+void ReferenceModel::add_again(const std::string& consumer, bool oldest) {
+  const ConsumerConfig& config = config_.consumer(consumer);
+  totals_[consumer] = {};
+  for (const std::string& topic : config.topics)
+    start_seq_[{consumer, topic}] = oldest ? 0 : last_seq_;
+  for (auto& [_, event] : events_) {
+    const bool takes =
+        std::find(config.topics.begin(), config.topics.end(), event.topic) != config.topics.end();
+    const auto found = event.pairs.find(consumer);
+    if (oldest && takes && !event.pruned) {
+      Pair fresh;
+      if (found != event.pairs.end()) {
+        // The app table keeps what the removed consumer applied; the handler's script moves on.
+        fresh.delivered = found->second.delivered;
+        fresh.resets = found->second.resets + 1;
+      }
+      if (event.not_before) fresh.earliest = fresh.latest = *event.not_before;
+      event.pairs[consumer] = fresh;
+    } else if (found != event.pairs.end()) {
+      found->second.state = PairState::kRemoved;
+    }
+  }
 }
 
 void ReferenceModel::pruned(long long n, TimePoint cutoff, std::vector<Violation>& out) {

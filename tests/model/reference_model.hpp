@@ -19,7 +19,9 @@
 
 namespace sluice::model {
 
-enum class PairState { kPending, kDead, kDelivered, kDiscarded };
+// kRemoved: its consumer was removed (and perhaps added again without this event): the engine
+// keeps nothing of it, and the app table keeps what it applied.
+enum class PairState { kPending, kDead, kDelivered, kDiscarded, kRemoved };
 
 // Why a pending pair is pending: named when it is found stranded.
 enum class Cause {
@@ -29,7 +31,8 @@ enum class Cause {
   kReplayed,
   kBackfilled,
   kBackfilledInFlight,
-  kHeldInBatch
+  kHeldInBatch,
+  kCrashed
 };
 const char* name(Cause cause);
 
@@ -110,6 +113,10 @@ class ReferenceModel {
   // scheduled after `now` may start anew from `now`, or keep its schedule.
   void clock_maybe_seen_behind(TimePoint now);
 
+  // The clock moved forward by `step` during a handler call of a drain that began at `since`: the
+  // engine may time a wait of that drain from either reading, so each may end `step` later.
+  void clock_stepped_mid_drain(TimePoint since, Duration step);
+
   using DeadFilter =
       std::function<bool(const ModelEvent&, const std::string& consumer, const Pair&)>;
   long long replay(const DeadFilter& matches);
@@ -118,6 +125,13 @@ class ReferenceModel {
   // that runs it, their outcomes already applied: each one delivered is owed one more delivery.
   long long backfill(const std::string& consumer, std::int64_t from_seq,
                      const std::set<long long>& in_flight);
+  // The claim of `consumer` that held `ns` (and nothing else unfinished) was recovered as crashed
+  // at about `now`: each spent an attempt, dead-lettered as "crashed" only if alone at its last.
+  void crashed(const std::string& consumer, const std::vector<long long>& ns, TimePoint now);
+  // `consumer` was removed and added again, from the oldest retained event or from now, with the
+  // topics the configuration now gives it: every pair of its old self is gone; with `oldest`,
+  // each retained event of its topics is pending anew.
+  void add_again(const std::string& consumer, bool oldest);
   // The engine pruned `n`: judged against what prune may remove.
   void pruned(long long n, TimePoint cutoff, std::vector<Violation>& out);
 
@@ -135,6 +149,9 @@ class ReferenceModel {
 
  private:
   CallKey call_key(const std::string& consumer, const ModelEvent& event, const Pair& pair) const;
+  // The scripted outcome of the next call of (consumer, event); no snooze for a consumer SQL
+  // drives.
+  Scripted outcome_of(const std::string& consumer, const ModelEvent& event) const;
   void apply(const ModelEvent& event, const std::string& consumer, Pair& pair,
              const Scripted& outcome, TimePoint now);
   // Whether an earlier event of `event`'s key is unfinished for an ordered `consumer`, leaving
@@ -143,6 +160,10 @@ class ReferenceModel {
                                       const std::set<long long>& except) const;
 
   const SequenceConfig& config_;
+  // On real time (a seam sequence) an engine may read its clock before or after the handler call
+  // the model times a wait from: a wait may end this much before or after the model's reading +
+  // its length.
+  const Duration slack_;
   std::map<long long, ModelEvent> events_;  // by n: also seq order
   std::int64_t last_seq_ = 0;
   std::int64_t seq_at_begin_ = 0;
@@ -155,6 +176,9 @@ class ReferenceModel {
   };
   std::map<const void*, std::vector<Undo>> uncommitted_;
   std::map<std::string, Totals> totals_;
+  // Where a subscription of a consumer added again starts (its topic's events after this seq);
+  // none for one subscribed before any event.
+  std::map<std::pair<std::string, std::string>, std::int64_t> start_seq_;
 };
 
 }  // namespace sluice::model

@@ -18,10 +18,13 @@ const ConsumerConfig& SequenceConfig::consumer(const std::string& name) const {
   throw std::logic_error("model: no consumer " + name);
 }
 
-SequenceConfig make_config(std::uint64_t seed) {
+SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql) {
   Rng rng(mix(seed ^ 0xc0f1));
   SequenceConfig config;
   config.seed = seed;
+  // Drawn apart from `rng`, so that the other sequences keep the configuration they had.
+  config.seams = allow_seams && mix(seed ^ 0x5ea3) % 3 == 0;
+  config.lease_fallback = config.seams && mix(seed ^ 0x1ea5) % 4 == 0;
   config.topics = {"t0", "t1", "t2"};
   const int consumers = 2 + rng.below(2);
   for (int c = 0; c < consumers; ++c) {
@@ -33,6 +36,9 @@ SequenceConfig make_config(std::uint64_t seed) {
     if (consumer.topics.empty()) consumer.topics.push_back(config.topics[rng.below(3)]);
     consumer.ordered = rng.chance(60);
     consumer.outside = rng.chance(40);
+    // A seam sequence's first consumer is one SQL can drive.
+    if (config.seams && c == 0) consumer.ordered = consumer.outside = false;
+    consumer.no_snooze = config.seams && sql && !consumer.ordered && !consumer.outside;
     if (consumer.outside) {
       for (const std::string& topic : consumer.topics) {
         if (rng.chance(50)) consumer.batch_topics.insert(topic);
@@ -44,6 +50,19 @@ SequenceConfig make_config(std::uint64_t seed) {
   for (const ConsumerConfig& c : config.consumers)
     full.handles[c.name] = std::set<std::string>(c.topics.begin(), c.topics.end());
   config.instances.push_back(full);
+  if (config.seams) {
+    InstanceConfig c_api = full;
+    c_api.kind = InstanceKind::kC;
+    config.instances.push_back(c_api);
+    if (sql) {
+      InstanceConfig sql_instance;
+      sql_instance.kind = InstanceKind::kSql;
+      for (const ConsumerConfig& c : config.consumers) {
+        if (c.no_snooze) sql_instance.handles[c.name] = full.handles[c.name];
+      }
+      config.instances.push_back(sql_instance);
+    }
+  }
   // A rolling deploy: the old instance lacks the handler of one topic of a consumer.
   if (rng.chance(35)) {
     InstanceConfig old = full;
@@ -64,22 +83,36 @@ SequenceConfig make_config(std::uint64_t seed) {
   config.retry.max_backoff = std::chrono::seconds(8);
   config.retry.jitter = 0.2;
   config.retry.seed = seed;
+  if (config.seams) {
+    // What the C API and SQL instances can be given: the defaults but max_attempts.
+    const int max_attempts = config.retry.max_attempts;
+    config.retry = RetryPolicy{};
+    config.retry.max_attempts = max_attempts;
+  }
   return config;
 }
 
 std::string describe(const SequenceConfig& config) {
-  std::string out = "batch_size=" + std::to_string(config.batch_size) +
+  std::string out = std::string(config.seams ? "seams (real time) " : "") +
+                    (config.lease_fallback ? "lease fallback " : "") +
+                    "batch_size=" + std::to_string(config.batch_size) +
                     " batch_time_budget=" + std::to_string(config.batch_time_budget.count()) +
                     "ms max_attempts=" + std::to_string(config.retry.max_attempts) + "\n";
   for (const ConsumerConfig& c : config.consumers) {
     out += "  consumer " + c.name + (c.ordered ? " ordered" : " unordered") +
-           (c.outside ? " outside" : " in-transaction") + " topics:";
+           (c.no_snooze ? " no-snooze" : "") + (c.outside ? " outside" : " in-transaction") +
+           " topics:";
     for (const std::string& t : c.topics)
       out += " " + t + (c.batch_topics.count(t) > 0 ? "(batch)" : "");
     out += "\n";
   }
   for (std::size_t i = 0; i < config.instances.size(); ++i) {
-    out += "  instance " + std::to_string(i) + " handles:";
+    const InstanceKind kind = config.instances[i].kind;
+    out += "  instance " + std::to_string(i) +
+           (kind == InstanceKind::kCpp ? " (C++)"
+            : kind == InstanceKind::kC ? " (C API)"
+                                       : " (SQL)") +
+           " handles:";
     for (const auto& [consumer, topics] : config.instances[i].handles) {
       out += " " + consumer + "{";
       for (const std::string& t : topics) out += " " + t;

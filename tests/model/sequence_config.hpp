@@ -17,13 +17,25 @@ struct ConsumerConfig {
   std::vector<std::string> topics;
   bool ordered = false;
   bool outside = false;
+  // Its handlers never snooze: an SQL instance drives it.
+  bool no_snooze = false;
+  // Subscribed with StartFrom::kOldest (only once added again: a first subscription is kNow).
+  bool oldest = false;
+  // How often it was removed and added again: a handler subscribed for an earlier generation
+  // must never be called.
+  int generation = 0;
   // Topics this (outside) consumer takes through subscribe_batch rather than subscribe.
   std::set<std::string> batch_topics;
 };
 
-// One Worker object: the topics it has handlers for, per consumer. Two instances with different
+// What drives an instance: a C++ Worker, a C API sluice_worker, or a sqlite3 connection with the
+// loadable extension calling sluice_claim / sluice_done / sluice_fail (SQL consumers).
+enum class InstanceKind { kCpp, kC, kSql };
+
+// One worker instance: the topics it has handlers for, per consumer. Two instances with different
 // sets for one consumer are a rolling deploy.
 struct InstanceConfig {
+  InstanceKind kind = InstanceKind::kCpp;
   std::map<std::string, std::set<std::string>> handles;
   bool handles_topic(const std::string& consumer, const std::string& topic) const;
 };
@@ -36,14 +48,30 @@ struct SequenceConfig {
   int batch_size = 512;
   Duration batch_time_budget{50};
   RetryPolicy retry;
+  // A sequence across the seams: C API and SQL instances beside C++ ones. Those read the system
+  // clock, so the whole sequence runs on real time (clock steps do nothing) with the retry policy
+  // they can be given (RetryPolicy's defaults but max_attempts), and a consumer an SQL instance
+  // drives never snoozes (SQL cannot).
+  bool seams = false;
+  // Whether a worker instance that is not made to subscribe a consumer added again keeps the
+  // handlers of its removed self (they must deliver nothing more), or subscribes it anew too.
+  // Not drawn from the seed: model_test's --no-stale-workers sets it.
+  bool stale_workers = true;
+  // A seam sequence in one in four: a directory where the lock file "<db>-sluice-lock" would be,
+  // so that every worker and SQL connection falls back to its process identity and a lease
+  // (README, "A process that dies mid-delivery").
+  bool lease_fallback = false;
 
   const ConsumerConfig& consumer(const std::string& name) const;
 };
 
 // The configuration of sequence `seed`: 2-3 consumers over 3 topics (fan-out), ordered or not,
 // in or outside the transaction, batch handlers, batch size 1..512, a time budget of 0, the
-// default or an hour, and in some sequences a second instance lacking one topic's handler.
-SequenceConfig make_config(std::uint64_t seed);
+// default or an hour, and in some sequences a second instance lacking one topic's handler. With
+// `allow_seams`, one sequence in three, a seam sequence: a C API instance beside the C++ one and,
+// if `sql` (the extension can be loaded), an SQL instance for the unordered in-transaction
+// consumers.
+SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql);
 
 // One line per consumer and instance, for a failure report.
 std::string describe(const SequenceConfig& config);

@@ -3,20 +3,27 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "../torture/temp_dir.hpp"
+#include "c_worker_instance.hpp"
 #include "invariants.hpp"
 #include "reference_model.hpp"
 #include "sluice/backfill.hpp"
+#include "sluice/consumer_removal.hpp"
 #include "sluice/database.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"
 #include "sluice/inspect.hpp"
 #include "sluice/outbox.hpp"
 #include "sluice/retention.hpp"
+#include "sql_instance.hpp"
 #include "worker_instance.hpp"
 
 namespace sluice::model {
@@ -39,10 +46,12 @@ class Sequence final : public CallSink {
   Sequence(const SequenceConfig& config, const std::vector<std::string>& ignored)
       : config_(config),
         ignored_(ignored),
-        clock_(std::make_shared<ManualClock>()),
+        manual_(std::make_shared<ManualClock>()),
+        clock_(config.seams ? system_clock() : manual_),
         path_(dir_.file("model.db")),
-        model_(config) {
+        model_(config_) {
     options_.clock = clock_;
+    if (config_.lease_fallback) std::filesystem::create_directory(path_ + "-sluice-lock");
     options_.synchronous = Synchronous::kNormal;
     options_.batch_size = config.batch_size;
     options_.batch_time_budget = config.batch_time_budget;
@@ -94,9 +103,9 @@ class Sequence final : public CallSink {
     return outcome;
   }
 
-  Scripted on_call(const std::string& consumer, const Event& event, int attempt,
+  Scripted on_call(const std::string& consumer, int generation, const Event& event, int attempt,
                    const void* connection) override {
-    return calls(consumer, {event}, attempt, false, connection).front();
+    return calls(consumer, generation, {event}, attempt, false, connection).front();
   }
 
   void on_transaction_end(const void* connection, bool committed) override {
@@ -104,25 +113,42 @@ class Sequence final : public CallSink {
     model_.delivery_transaction_ended(connection, committed);
   }
 
-  std::vector<Scripted> on_batch(const std::string& consumer,
+  std::vector<Scripted> on_batch(const std::string& consumer, int generation,
                                  const std::vector<Event>& events) override {
-    return calls(consumer, events, 0, true);
+    return calls(consumer, generation, events, 0, true);
   }
 
  private:
-  std::unique_ptr<WorkerInstance> start(std::size_t instance) {
-    return std::make_unique<WorkerInstance>(path_, config_, config_.instances[instance], options_,
-                                            *this);
+  std::unique_ptr<Instance> start(std::size_t instance) {
+    const InstanceConfig& config = config_.instances[instance];
+    switch (config.kind) {
+      case InstanceKind::kCpp:
+        break;
+      case InstanceKind::kC:
+        return std::make_unique<CWorkerInstance>(path_, config_, config, *this);
+      case InstanceKind::kSql:
+        return std::make_unique<SqlInstance>(path_, config_, config, *this, sql_extension());
+    }
+    return std::make_unique<WorkerInstance>(path_, config_, config, options_, *this);
   }
 
-  std::vector<Scripted> calls(const std::string& consumer, const std::vector<Event>& events,
-                              int attempt, bool batch, const void* connection = nullptr) {
+  std::vector<Scripted> calls(const std::string& consumer, int generation,
+                              const std::vector<Event>& events, int attempt, bool batch,
+                              const void* connection = nullptr) {
     // Released around the engine's work below: while a batch handler waits for the write lock,
     // the worker's thread may commit, and its commit hook (on_transaction_end) takes this mutex
     // holding that lock.
     std::unique_lock lock(mutex_);
     std::vector<long long> ns;
     for (const Event& event : events) ns.push_back(event_number(event));
+    if (generation != config_.consumer(consumer).generation) {
+      // Nothing is applied to the model: the call was never the new consumer's to make.
+      call_violations_.push_back(
+          {"delivery by a removed consumer's worker",
+           "a handler subscribed for " + consumer + " before it was removed was called with n=" +
+               std::to_string(ns.front()) + " (" + std::to_string(ns.size()) + " event(s))"});
+      return std::vector<Scripted>(ns.size());
+    }
     const bool replay_now =
         in_flight_replay_ && calls_ == replay_at_call_ && config_.consumer(consumer).outside;
     calls_ += static_cast<long long>(ns.size());
@@ -150,6 +176,13 @@ class Sequence final : public CallSink {
     }
     std::vector<Scripted> outcomes =
         model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_, connection);
+    if (in_flight_foreign_lock_ && config_.consumer(consumer).outside) {
+      in_flight_foreign_lock_ = false;
+      lock.unlock();
+      const std::string note = foreign_lock_and_second_drain();
+      lock.lock();
+      in_flight_note_ = note;
+    }
     if (backfill_now && !outcomes.front().whole_batch) {
       in_flight_backfill_.reset();
       lock.unlock();
@@ -180,8 +213,9 @@ class Sequence final : public CallSink {
         return drain(static_cast<std::size_t>(op.instance), found);
       case OpKind::kClockForward:
       case OpKind::kClockBack: {
+        if (config_.seams) return " (skipped: real time)";
         // A step is noticed by a worker only at its next step (see drain()).
-        clock_->advance(op.kind == OpKind::kClockForward ? op.step : -op.step);
+        manual_->advance(op.kind == OpKind::kClockForward ? op.step : -op.step);
         return "";
       }
       case OpKind::kReplay:
@@ -216,6 +250,20 @@ class Sequence final : public CallSink {
         instances_[i] = start(i);
         last_drain_[i].reset();
         return "";
+      }
+      case OpKind::kSqlCloseMidClaim:
+      case OpKind::kSqlRelease:
+        return leave_mid_claim(op, found);
+      case OpKind::kRemoveReadd:
+        return remove_and_add_again(op, found);
+      case OpKind::kCStartInFlight:
+        return start_in_flight(found);
+      case OpKind::kForeignLockInFlight: {
+        in_flight_foreign_lock_ = true;
+        in_flight_note_ = " (no outside consumer's call to hold the lock in)";
+        std::string line = drain(0, found);
+        in_flight_foreign_lock_ = false;
+        return line + in_flight_note_;
       }
       case OpKind::kStartStop: {
         const long long calls_before = calls_;
@@ -314,7 +362,10 @@ class Sequence final : public CallSink {
     const TimePoint now = clock_->now();
     if (!last_drain_[instance] || now < *last_drain_[instance]) model_.clock_seen_behind(now);
     last_drain_[instance] = now;
+    drain_began_ = now;
     const DrainResult result = instances_[instance]->drain();
+    // What was due when the drain began must be done; on real time more may be due since.
+    const TimePoint began = now;
     std::string line = " (delivered " + std::to_string(result.delivered) + ", retried " +
                        std::to_string(result.retried) + ", dead " +
                        std::to_string(result.dead_lettered) + ")";
@@ -325,15 +376,18 @@ class Sequence final : public CallSink {
     const InstanceConfig& handles = config_.instances[instance];
     check_unhandled_attempts(*db_, model_, config_, found);
     check_dead_letters(*db_, model_, found);
-    check_drained(*db_, model_, handles, clock_->now(), found);
+    check_drained(*db_, model_, handles, began, found);
     if (!found.empty()) return line;
-    // Nothing may run at this time: another run_until_idle() must not write at all.
-    for (const DuePair& due : model_.due(handles, clock_->now())) {
+    // Nothing may run at this time: another run_until_idle() must not write at all. On real time,
+    // nothing may run in the next seconds either (the check would race the clock).
+    const std::optional<long long> before = instances_[instance]->write_transactions();
+    if (!before) return line;
+    const Duration margin = config_.seams ? Duration(2000) : Duration(0);
+    for (const DuePair& due : model_.due(handles, clock_->now() + margin)) {
       if (due.may_run) return line;
     }
-    const long long before = instances_[instance]->write_transactions();
     instances_[instance]->drain();
-    const long long writes = instances_[instance]->write_transactions() - before;
+    const long long writes = *instances_[instance]->write_transactions() - *before;
     if (writes > 0) {
       found.push_back({"write transaction while idle",
                        "run_until_idle() on instance " + std::to_string(instance) + " began " +
@@ -341,6 +395,135 @@ class Sequence final : public CallSink {
                            " write transaction(s) though nothing was deliverable"});
     }
     return line;
+  }
+
+  // Called from a handler of instance 0, which holds its claim: a foreign connection takes the
+  // write lock on a thread of its own and keeps it 300 ms; meanwhile the clock moves past
+  // claim_lease (not on real time) and a second worker drains, its writes waiting for the lock.
+  // The first worker lives: its claim must not be taken over (which the model would see as a
+  // second delivery, or the first worker's outcomes lost).
+  std::string foreign_lock_and_second_drain() {
+    std::promise<void> locked;
+    std::future<void> taken = locked.get_future();
+    std::thread holder([this, &locked] {
+      SQLite::Database foreign = open_database(path_, options_);
+      foreign.exec("BEGIN IMMEDIATE");
+      locked.set_value();
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      foreign.exec("COMMIT");
+    });
+    taken.wait();
+    if (!config_.seams) {
+      const Duration step = options_.claim_lease + std::chrono::seconds(1);
+      {
+        std::lock_guard lock(mutex_);
+        model_.clock_stepped_mid_drain(drain_began_, step);
+      }
+      manual_->advance(step);
+    }
+    const auto began = std::chrono::steady_clock::now();
+    DrainResult result;
+    {
+      // New to the file, it re-anchors waits scheduled after now: none, the clock only moved on.
+      WorkerInstance second(path_, config_, config_.instances[0], options_, *this);
+      result = second.drain();
+    }
+    holder.join();
+    const long long waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - began)
+                                 .count();
+    if (config_.seams) {
+      // On real time the first worker's outcomes of this drain are recorded that much later.
+      std::lock_guard lock(mutex_);
+      model_.clock_stepped_mid_drain(drain_began_, Duration(waited + 100));
+    }
+    return " (a foreign connection held the write lock; a second worker waited " +
+           std::to_string(waited) + " ms, delivered " + std::to_string(result.delivered) + ")";
+  }
+
+  std::string start_in_flight(std::vector<Violation>& found) {
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      if (config_.instances[i].kind != InstanceKind::kC) continue;
+      auto* c_api = static_cast<CWorkerInstance*>(instances_[i].get());
+      drain_began_ = clock_->now();
+      DrainResult result;
+      const std::string probe = c_api->drain_probing_start(result);
+      if (!probe.empty() && probe.rfind("refused", 0) != 0) {
+        found.push_back({"C API worker driven from two threads",
+                         "sluice_worker_start during run_until_idle was " + probe});
+      }
+      return " (instance " + std::to_string(i) + " delivered " + std::to_string(result.delivered) +
+             "; sluice_worker_start from another thread: " + (probe.empty() ? "no call" : probe) +
+             ")";
+    }
+    return " (skipped: no C API instance)";
+  }
+
+  std::string remove_and_add_again(const Operation& op, std::vector<Violation>& found) {
+    ConsumerConfig& consumer = config_.consumers[op.consumer % config_.consumers.size()];
+    RemoveConsumerOptions removal;
+    removal.force = true;
+    const ConsumerRemoval removed = remove_consumer(*db_, consumer.name, removal, options_);
+    if (!removed.removed) found.push_back({"consumer removal", consumer.name + " was not removed"});
+    // New topics (never none), all from the oldest retained event or from now.
+    std::vector<std::string> topics;
+    for (std::size_t t = 0; t < config_.topics.size(); ++t) {
+      if ((op.pick >> t) & 1) topics.push_back(config_.topics[t]);
+    }
+    if (topics.empty()) topics.push_back(config_.topics[(op.pick >> 8) % config_.topics.size()]);
+    consumer.topics = topics;
+    std::erase_if(consumer.batch_topics, [&](const std::string& topic) {
+      return std::find(topics.begin(), topics.end(), topic) == topics.end();
+    });
+    consumer.oldest = ((op.pick >> 4) & 1) != 0;
+    ++consumer.generation;
+    // Instance 0 (and the C API's and SQL's in a seam sequence) subscribe the consumer anew; every
+    // other one keeps its handlers, subscribed for the removed consumer: they must deliver nothing
+    // more for it.
+    std::string restarted;
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      InstanceConfig& instance = config_.instances[i];
+      const bool again =
+          i == 0 || instance.kind == InstanceKind::kC ||
+          (instance.kind == InstanceKind::kSql ? consumer.no_snooze : !config_.stale_workers);
+      if (!again) {
+        instance.handles.erase(consumer.name);
+        continue;
+      }
+      instance.handles[consumer.name] = std::set<std::string>(topics.begin(), topics.end());
+      if (i == 0) {
+        // The first subscription creates the consumer: the model's set of events starts here.
+        instances_[i].reset();
+        model_.add_again(consumer.name, consumer.oldest);
+        instances_[i] = start(i);
+      } else {
+        instances_[i].reset();
+        instances_[i] = start(i);
+      }
+      last_drain_[i].reset();
+      restarted += " " + std::to_string(i);
+    }
+    std::string line = " (" + consumer.name + " removed with " +
+                       std::to_string(removed.deliveries) + " deliveries, added again on";
+    for (const std::string& topic : topics) line += " " + topic;
+    return line + (consumer.oldest ? " from the oldest" : " from now") + ", instances" + restarted +
+           " subscribe it)";
+  }
+
+  std::string leave_mid_claim(const Operation& op, std::vector<Violation>& found) {
+    SqlInstance* sql = nullptr;
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      if (config_.instances[i].kind == InstanceKind::kSql)
+        sql = static_cast<SqlInstance*>(instances_[i].get());
+    }
+    if (sql == nullptr) return " (skipped: no SQL instance)";
+    const bool release = op.kind == OpKind::kSqlRelease;
+    const auto [consumer, left] = sql->leave_mid_claim(op.pick % 4, release);
+    if (consumer.empty()) return " (nothing to claim)";
+    if (release) return " (" + consumer + " gave back " + std::to_string(left.size()) + ")";
+    model_.crashed(consumer, left, clock_->now());
+    return " (" + consumer + " closed with " + std::to_string(left.size()) +
+           " claimed; instance 0" + drain(0, found) + ")";
   }
 
   std::string dead_letter_operation(const Operation& op, std::vector<Violation>& found) {
@@ -420,8 +603,9 @@ class Sequence final : public CallSink {
     const Duration retention = retentions[op.pick % 3];
     PruneOptions prune_options;
     prune_options.force = true;
-    const TimePoint cutoff = clock_->now() - retention;
     const long long engine = prune(*db_, retention, prune_options, options_);
+    // Read after the prune: on real time, the engine's cutoff is at most this.
+    const TimePoint cutoff = clock_->now() - retention;
     long long gone = 0;
     for (const auto& [n, e] : model_.events()) {
       if (e.pruned) continue;
@@ -439,16 +623,20 @@ class Sequence final : public CallSink {
     return " (" + std::to_string(engine) + " pruned)";
   }
 
-  const SequenceConfig& config_;
+  // A copy: removing and adding a consumer again changes its topics and generation, and the
+  // instances' handlers.
+  SequenceConfig config_;
   const std::vector<std::string>& ignored_;
   torture::TempDir dir_;
-  std::shared_ptr<ManualClock> clock_;
+  std::shared_ptr<ManualClock> manual_;
+  // The manual clock, or the system's in a seam sequence.
+  std::shared_ptr<Clock> clock_;
   std::string path_;
   Options options_;
   std::optional<SQLite::Database> db_;  // the app's and the operator's connection
   std::unique_ptr<Outbox> outbox_;
   ReferenceModel model_;
-  std::vector<std::unique_ptr<WorkerInstance>> instances_;
+  std::vector<std::unique_ptr<Instance>> instances_;
   // The clock's reading at each instance's last drain; none before its first.
   std::vector<std::optional<TimePoint>> last_drain_;
   long long next_n_ = 1;
@@ -459,6 +647,8 @@ class Sequence final : public CallSink {
   std::optional<std::string> in_flight_backfill_;
   std::string in_flight_note_;
   bool in_flight_replay_ = false;
+  bool in_flight_foreign_lock_ = false;
+  TimePoint drain_began_;
   long long replay_at_call_ = 0;
 };
 

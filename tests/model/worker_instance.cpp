@@ -69,13 +69,11 @@ void on_rollback(void* watch) {
   w->sink->on_transaction_end(w->connection, false);
 }
 
-// Has the end of the delivery transaction `db` runs reported to `sink`. Installed at every call,
-// as the connection (a Worker's own) is known only there; one watch per connection, kept for the
-// sequence's life (a connection opened later at the same address reuses it).
-void watch_transaction(SQLite::Database& db, CallSink& sink) {
+}  // namespace
+
+void watch_transaction(sqlite3* handle, CallSink& sink) {
   static std::mutex mutex;
   static std::map<std::pair<CallSink*, sqlite3*>, std::unique_ptr<TransactionWatch>> watches;
-  sqlite3* handle = db.getHandle();
   TransactionWatch* watch = nullptr;
   {
     std::lock_guard lock(mutex);
@@ -87,7 +85,20 @@ void watch_transaction(SQLite::Database& db, CallSink& sink) {
   sqlite3_rollback_hook(handle, &on_rollback, watch);
 }
 
-}  // namespace
+void record_application(sqlite3* connection, const std::string& consumer, long long n) {
+  sqlite3_stmt* insert = nullptr;
+  int rc = sqlite3_prepare_v2(connection, "INSERT INTO model_applied (consumer, n) VALUES (?, ?)",
+                              -1, &insert, nullptr);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(insert, 1, consumer.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(insert, 2, n);
+    rc = sqlite3_step(insert);
+  }
+  sqlite3_finalize(insert);
+  if (rc != SQLITE_DONE)
+    throw std::runtime_error(std::string("model: recording an application: ") +
+                             sqlite3_errmsg(connection));
+}
 
 void create_applied_table(SQLite::Database& db) {
   db.exec("CREATE TABLE IF NOT EXISTS model_applied (consumer TEXT NOT NULL, n INTEGER NOT NULL)");
@@ -113,13 +124,15 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
     consumer_options.mode =
         consumer.outside ? DeliveryMode::kOutsideTransaction : DeliveryMode::kInTransaction;
     const std::string name = consumer.name;
+    const int generation = consumer.generation;
+    consumer_options.start_from = consumer.oldest ? StartFrom::kOldest : StartFrom::kNow;
     for (const std::string& topic : consumer.topics) {
       if (!instance.handles_topic(name, topic)) continue;
       if (consumer.batch_topics.count(topic) > 0) {
         worker.subscribe_batch(
             name, topic,
-            [&sink, name](const std::vector<Event>& events) {
-              const std::vector<Scripted> scripted = sink.on_batch(name, events);
+            [&sink, name, generation](const std::vector<Event>& events) {
+              const std::vector<Scripted> scripted = sink.on_batch(name, generation, events);
               if (!scripted.empty() && scripted.front().whole_batch)
                 throw std::runtime_error(scripted.front().error);
               std::vector<Outcome> outcomes;
@@ -130,24 +143,20 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
       } else if (consumer.outside) {
         worker.subscribe(
             name, topic,
-            [&sink, name](const Event& event, Context& ctx) {
-              act(sink.on_call(name, event, ctx.attempt(), nullptr), ctx);
+            [&sink, name, generation](const Event& event, Context& ctx) {
+              act(sink.on_call(name, generation, event, ctx.attempt(), nullptr), ctx);
             },
             consumer_options);
       } else {
         worker.subscribe(
             name, topic,
-            [&sink, name](const Event& event, Context& ctx) {
-              watch_transaction(ctx.db(), sink);
+            [&sink, name, generation](const Event& event, Context& ctx) {
+              // Installed at every call: the connection (a Worker's own) is known only here.
+              watch_transaction(ctx.db().getHandle(), sink);
               const Scripted scripted =
-                  sink.on_call(name, event, ctx.attempt(), ctx.db().getHandle());
-              if (scripted.writes) {
-                SQLite::Statement insert(ctx.db(),
-                                         "INSERT INTO model_applied (consumer, n) VALUES (?, ?)");
-                insert.bind(1, name);
-                insert.bind(2, static_cast<int64_t>(event_number(event)));
-                insert.exec();
-              }
+                  sink.on_call(name, generation, event, ctx.attempt(), ctx.db().getHandle());
+              if (scripted.writes)
+                record_application(ctx.db().getHandle(), name, event_number(event));
               act(scripted, ctx);
             },
             consumer_options);
