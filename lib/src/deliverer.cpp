@@ -219,13 +219,17 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
     result.progressed = true;
     return result;
   } catch (const ConsumerGone& gone) {
-    log_to(options_, LogLevel::kError, "consumer removed; this worker stops delivering for it",
-           {{"consumer", spec.name}, {"error", gone.what()}});
-    spec.gone = true;
+    consumer_gone(spec, gone);
     if (in_hand) recycle(*in_hand);
     in_hand.reset();
     return {};
   }
+}
+
+void Deliverer::consumer_gone(ConsumerSpec& spec, const ConsumerGone& gone) {
+  log_to(options_, LogLevel::kError, "consumer removed; this worker stops delivering for it",
+         {{"consumer", spec.name}, {"error", gone.what()}});
+  spec.gone = true;
 }
 
 StepResult Deliverer::claim_step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping) {
@@ -276,7 +280,13 @@ bool Deliverer::may_step(ConsumerSpec& spec) {
   const TimePoint now = clock_->now();
   // The clock set back (or a worker new to the file): step() re-anchors retries, a write.
   if (now < spec.latest_now || spec.latest_now == TimePoint::min()) return true;
-  return has_work(spec, now);
+  try {
+    return has_work(spec, now);
+  } catch (const ConsumerGone& gone) {
+    // As step() does: this consumer stops, the worker's others go on.
+    consumer_gone(spec, gone);
+    return false;
+  }
 }
 
 bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {

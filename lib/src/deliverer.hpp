@@ -128,6 +128,8 @@ class Deliverer {
   ClaimBook& claims() { return claims_; }
 
  private:
+  // Logs that `spec` is no longer in the file and marks it gone.
+  void consumer_gone(ConsumerSpec& spec, const ConsumerGone& gone);
   // step() without a claim in hand.
   StepResult claim_step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bool stopping);
   // Whether a step would deliver, claim, recover or move anything, asked without a write
