@@ -881,8 +881,6 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
   StepResult result;
   Claim& claim = *in_hand;
   std::optional<Claim> next;
-  // Every commit here may claim more (commit_step, extend_claim) for handlers to come.
-  const DurableClaims::Scope durable = durable_claims_.scope();
   const auto began = std::chrono::steady_clock::now();
   OutsideGroup group = prepare_outside(spec, claim, claim.next);
   run_outside(group);
@@ -909,6 +907,12 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
                         std::chrono::steady_clock::now() - began < kRollingClaimLimit;
     const std::size_t claimed = claim.items.size();
     StepResult committed;
+    // Only a commit that claims more (the next batch once this claim is done, or its extension)
+    // is made durable: an outcome alone loses nothing to a power cut but its own record.
+    const bool claims_more =
+        extend || (!stopping && (backfilled || group.end >= claim.items.size()));
+    const DurableClaims::Scope durable =
+        claims_more ? durable_claims_.scope() : DurableClaims::Scope(nullptr);
     try {
       WriteTransaction tx = begin_write();
       // A worker that stalled in its handler past the recovery of its claim commits nothing.
