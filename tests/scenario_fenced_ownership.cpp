@@ -102,6 +102,85 @@ TEST_CASE("a worker resumed after its claim was recovered commits nothing and lo
   CHECK(count(f.db, "sluice_claims") == 0);
 }
 
+TEST_CASE("a batch worker resumed after its claim was recovered hands none of it to a handler") {
+  Fixture f(true);
+  const std::string path = f.dir.file("app.db");
+  Gate gate;
+  std::atomic<int> first_calls{0};
+  std::atomic<int> second_calls{0};
+  Worker stale(path, f.options);
+  const auto batch = [&](std::atomic<int>& calls, bool stall) {
+    return [&calls, &gate, stall](const std::vector<Event>& events) {
+      ++calls;
+      if (stall && calls.load() == 1) gate.pass();
+      return std::vector<Outcome>(events.size(), Outcome::done());
+    };
+  };
+  stale.subscribe_batch("relay", "first", batch(first_calls, true), kOutside);
+  stale.subscribe_batch("relay", "second", batch(second_calls, false), kOutside);
+  // One claim, two batches (a batch ends where the topic changes): the second would go to its
+  // handler on the worker's handler thread while the first one's outcomes commit.
+  f.publish("first");
+  f.publish("second");
+  auto drained = std::async(std::launch::async, [&] { return stale.run_until_idle(); });
+  struct Opener {
+    Gate& gate;
+    ~Opener() { gate.release(); }
+  } opener{gate};
+  REQUIRE(gate.wait_entered());
+  take_over_claims(f.db);
+  gate.release();
+  const DrainResult result = drained.get();
+  // Each event once more from the recoverer's retry; the stalled worker sent nothing of its
+  // lost claim's second batch out.
+  CHECK(result.delivered == 2);
+  CHECK(first_calls.load() == 2);
+  CHECK(second_calls.load() == 1);
+  CHECK(count(f.db, "sluice_inbox") == 2);
+  CHECK(count(f.db, "sluice_claims") == 0);
+}
+
+TEST_CASE("a worker resumed after it was presumed dead registers again before it claims") {
+  Fixture f(true);
+  const std::string path = f.dir.file("app.db");
+  Gate gate;
+  std::string warm_up;
+  std::string first;
+  // Claims of the last event naming a worker row that is not in the file: to anyone else, a
+  // dead worker's claim, taken over at once.
+  std::atomic<long long> orphaned{-1};
+  Worker stale(path, f.options);
+  stale.subscribe(
+      "mailer", "t",
+      [&](const Event& event, Context&) {
+        if (event.id == first) {
+          gate.pass();
+        } else if (!first.empty() && event.id != warm_up) {
+          SQLite::Database observer(path, SQLite::OPEN_READONLY);
+          orphaned = count(observer, "sluice_claims c",
+                           "NOT EXISTS (SELECT 1 FROM sluice_workers w WHERE w.id = c.worker_id)");
+        }
+      },
+      kOutside);
+  warm_up = f.publish("t").id;
+  stale.run_until_idle();
+  // The claim that stalls is the worker's second, made once its row was confirmed.
+  first = f.publish("t").id;
+  auto drained = std::async(std::launch::async, [&] { return stale.run_until_idle(); });
+  struct Opener {
+    Gate& gate;
+    ~Opener() { gate.release(); }
+  } opener{gate};
+  REQUIRE(gate.wait_entered());
+  // Recovery of a presumed-dead worker's last claim forgets the worker's row too.
+  take_over_claims(f.db);
+  f.db.exec("DELETE FROM sluice_workers");
+  f.publish("t");
+  gate.release();
+  drained.get();
+  CHECK(orphaned.load() == 0);
+}
+
 namespace {
 
 // A consumer "c" of topic "t" recorded in the file, for a Deliverer driven by hand.

@@ -193,6 +193,9 @@ void ClaimBook::check_held(std::int64_t claim_id) {
   const bool held = held_.executeStep();
   rewind(held_);
   if (!held) {
+    // Recovered as a dead worker's claim, perhaps with this worker's row (forget_worker_if_done):
+    // the next claim registers it again rather than name a row that others take for a dead one.
+    confirmed_ = false;
     throw ClaimLost("sluice: claim " + std::to_string(claim_id) +
                     " is no longer this worker's: another worker recovered it (this one was "
                     "presumed dead) or its consumer was removed");

@@ -898,6 +898,10 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     std::optional<OutsideGroup> ahead;
     if (!backfilled && group.end < claim.items.size() &&
         spec.batch_handlers.count(claim.items[group.end].event.topic) > 0) {
+      // A worker that stalled in this batch's handler past the recovery of its claim hands none
+      // of the claim's later events to a handler: they are another worker's now (the commit
+      // below would refuse this batch's outcomes, but only after the next batch had gone out).
+      claims_.check_held(claim.id);
       ahead = prepare_outside(spec, claim, group.end);
       handler_thread_.run([&ahead] { run_outside(*ahead); });
     }

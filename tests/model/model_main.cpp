@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
   long long operations = 0;
   std::map<std::string, long long> kinds;
   long long seam_sequences = 0;
+  long long stall_sequences = 0;
+  long long stalls_recovered = 0;
   long long calls = 0;
   for (long long k = 0; k < flags.sequences; ++k) {
     const std::uint64_t seed = flags.seed + static_cast<std::uint64_t>(k);
@@ -142,10 +144,12 @@ int main(int argc, char** argv) {
     config.stale_workers = flags.stale_workers;
     const auto ops = sluice::model::generate_operations(
         seed, flags.ops, static_cast<int>(config.instances.size()),
-        static_cast<int>(config.consumers.size()), flags.threaded, config.seams);
+        static_cast<int>(config.consumers.size()), flags.threaded, config.seams,
+        config.lease_fallback && !config.seams);
     const sluice::model::SequenceOutcome outcome =
         sluice::model::run_sequence(config, ops, flags.ignored);
     if (config.seams) ++seam_sequences;
+    if (config.lease_fallback && !config.seams) ++stall_sequences;
     operations += static_cast<long long>(outcome.log.size());
     for (std::size_t i = 0; i < outcome.log.size(); ++i) {
       std::string kind = sluice::model::kind_name(ops[i].kind);
@@ -156,6 +160,8 @@ int main(int argc, char** argv) {
                                                               : "(SQL)";
       }
       ++kinds[kind];
+      if (outcome.log[i].find("another process recovered claim") != std::string::npos)
+        ++stalls_recovered;
     }
     calls += outcome.handler_calls;
     if (flags.verbose) {
@@ -185,7 +191,10 @@ int main(int argc, char** argv) {
       flags.sequences, static_cast<unsigned long long>(flags.seed),
       static_cast<unsigned long long>(flags.seed + flags.sequences - 1), operations, calls,
       seconds);
-  std::printf("  %lld seam sequences; operations by kind:", seam_sequences);
+  std::printf(
+      "  %lld seam sequences, %lld stall sequences (%lld stalled claims recovered by another "
+      "process); operations by kind:",
+      seam_sequences, stall_sequences, stalls_recovered);
   for (const auto& [kind, count] : kinds) std::printf(" %s %lld,", kind.c_str(), count);
   std::printf("\n");
   for (const auto& [invariant, c] : classes) {

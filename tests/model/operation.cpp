@@ -26,7 +26,7 @@ Duration clock_step(Rng& rng) {
 }  // namespace
 
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers, bool threaded, bool seams) {
+                                           int consumers, bool threaded, bool seams, bool stalls) {
   Rng rng(mix(seed ^ 0x0b5));
   std::vector<Operation> ops;
   for (int i = 0; i < count; ++i) {
@@ -76,6 +76,10 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
     if (seams && rng.chance(3)) op.kind = OpKind::kCStartInFlight;
     if (seams && rng.chance(8))
       op.kind = rng.chance(50) ? OpKind::kSqlCloseMidClaim : OpKind::kSqlRelease;
+    // Drawn only in stall sequences, so that every other sequence keeps its operations.
+    if (stalls && rng.chance(6)) op.kind = OpKind::kStallInFlight;
+    // It steps the clock past claim_lease, an hour in a stall sequence: see kStallInFlight.
+    if (stalls && op.kind == OpKind::kForeignLockInFlight) op.kind = OpKind::kDrain;
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
                           op.kind == OpKind::kEnqueueRolledBack ||
                           op.kind == OpKind::kEnqueueBadBatch;
@@ -109,7 +113,8 @@ const char* kind_name(OpKind kind) {
                                       "sql release",
                                       "remove+add again",
                                       "foreign write lock(in flight)",
-                                      "C start(in flight)"};
+                                      "C start(in flight)",
+                                      "stall past the lease(in flight)"};
   return names[static_cast<int>(kind)];
 }
 

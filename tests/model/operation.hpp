@@ -55,6 +55,12 @@ enum class OpKind {
   // Seam sequences only: from inside a handler call of the C API worker's run_until_idle,
   // another thread calls sluice_worker_start on it: refused (SLUICE_INVALID), the drain goes on.
   kCStartInFlight,
+  // Stall sequences only (a lease fallback on the manual clock, sequence_config.hpp). In the next
+  // outside handler call of a drain of instance 0: the worker stalls there (a suspended laptop, a
+  // debugger) while the clock moves past claim_lease, and a worker of another process, one that
+  // cannot look it up (pid 1 of a PID namespace of its own), recovers its claim as crashed. Then
+  // the call returns: the stalled worker must not commit anything for the claim it lost.
+  kStallInFlight,
 };
 
 struct Operation {
@@ -68,9 +74,10 @@ struct Operation {
 
 // `count` operations for a sequence of `seed` with `instances` worker instances and `consumers`
 // consumers. kStartStop only if `threaded`: a sequence with it is not reproducible from its
-// seed alone. The seam operations only if `seams`.
+// seed alone. The seam operations only if `seams`, kStallInFlight only if `stalls`.
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
-                                           int consumers, bool threaded, bool seams);
+                                           int consumers, bool threaded, bool seams,
+                                           bool stalls = false);
 
 // The operation's name, e.g. "enqueue".
 const char* kind_name(OpKind kind);

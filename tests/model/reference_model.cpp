@@ -283,11 +283,12 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
   pair.cause = Cause::kRetry;
 }
 
-void ReferenceModel::clock_seen_behind(TimePoint to) {
+void ReferenceModel::clock_seen_behind(TimePoint to, const std::set<std::string>* of) {
   for (auto& [_, event] : events_) {
     for (auto& [consumer, pair] : event.pairs) {
       if (pair.state != PairState::kPending) continue;
       pair.clock_back_while_pending = true;
+      if (of != nullptr && of->count(consumer) == 0) continue;
       // A wait that began after `to` began in the future: it starts anew from `to`, and fires
       // at worst early (at once), never later than its full length from now.
       if (pair.scheduled_at && *pair.scheduled_at > to) {
@@ -397,6 +398,20 @@ void ReferenceModel::crashed(const std::string& consumer, const std::vector<long
     pair.scheduled_at = now;
     pair.cause = Cause::kCrashed;
   }
+}
+
+ReferenceModel::CallSnapshot ReferenceModel::snapshot(const std::string& consumer,
+                                                      const std::vector<long long>& ns) const {
+  CallSnapshot taken;
+  taken.consumer = consumer;
+  for (long long n : ns) taken.pairs.emplace_back(n, events_.at(n).pairs.at(consumer));
+  if (auto totals = totals_.find(consumer); totals != totals_.end()) taken.totals = totals->second;
+  return taken;
+}
+
+void ReferenceModel::restore(const CallSnapshot& snapshot) {
+  for (const auto& [n, pair] : snapshot.pairs) events_.at(n).pairs.at(snapshot.consumer) = pair;
+  totals_[snapshot.consumer] = snapshot.totals;
 }
 
 void ReferenceModel::add_again(const std::string& consumer, bool oldest) {

@@ -108,7 +108,9 @@ class ReferenceModel {
 
   // A worker saw the clock behind its last reading (or started): as the engine promises, every
   // wait scheduled after `now` starts anew from `now`, firing at worst early.
-  void clock_seen_behind(TimePoint now);
+  // Only the pairs of consumers in `of` (a worker re-anchors the consumers it delivers for; one
+  // left with a removed consumer's handlers delivers nothing for its successor), or all if null.
+  void clock_seen_behind(TimePoint now, const std::set<std::string>* of = nullptr);
   // A worker that may or may not have run a step (started, then stopped at once): each wait
   // scheduled after `now` may start anew from `now`, or keep its schedule.
   void clock_maybe_seen_behind(TimePoint now);
@@ -146,6 +148,17 @@ class ReferenceModel {
     long long retries = 0;
   };
   const std::map<std::string, Totals>& totals() const { return totals_; }
+
+  // What a handler call of `consumer` for `ns` may change, taken before on_calls: restore() puts
+  // it back for a call found never to count (a stalled worker's, whose claim was recovered from
+  // under it: the engine records nothing of it).
+  struct CallSnapshot {
+    std::string consumer;
+    std::vector<std::pair<long long, Pair>> pairs;
+    Totals totals;
+  };
+  CallSnapshot snapshot(const std::string& consumer, const std::vector<long long>& ns) const;
+  void restore(const CallSnapshot& snapshot);
 
  private:
   CallKey call_key(const std::string& consumer, const ModelEvent& event, const Pair& pair) const;

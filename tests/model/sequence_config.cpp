@@ -24,7 +24,7 @@ SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql) {
   config.seed = seed;
   // Drawn apart from `rng`, so that the other sequences keep the configuration they had.
   config.seams = allow_seams && mix(seed ^ 0x5ea3) % 3 == 0;
-  config.lease_fallback = config.seams && mix(seed ^ 0x1ea5) % 4 == 0;
+  config.lease_fallback = config.seams ? mix(seed ^ 0x1ea5) % 4 == 0 : mix(seed ^ 0x57a11) % 5 == 0;
   config.topics = {"t0", "t1", "t2"};
   const int consumers = 2 + rng.below(2);
   for (int c = 0; c < consumers; ++c) {

@@ -57,7 +57,9 @@ struct SequenceConfig {
   // handlers of its removed self (they must deliver nothing more), or subscribes it anew too.
   // Not drawn from the seed: model_test's --no-stale-workers sets it.
   bool stale_workers = true;
-  // A seam sequence in one in four: a directory where the lock file "<db>-sluice-lock" would be,
+  // A seam sequence in one in four, and another sequence in one in five (a stall sequence: its
+  // workers' claim_lease is an hour of the manual clock, which the lease keeper, renewing on real
+  // time, never reaches in a run): a directory where the lock file "<db>-sluice-lock" would be,
   // so that every worker and SQL connection falls back to its process identity and a lease
   // (README, "A process that dies mid-delivery").
   bool lease_fallback = false;

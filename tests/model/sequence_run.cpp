@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "../torture/temp_dir.hpp"
@@ -28,6 +31,19 @@
 
 namespace sluice::model {
 namespace {
+
+// model_stall_recoverer (stall_recoverer.cpp), as meson passes it; empty when not set.
+std::string stall_recoverer() {
+  const char* path = std::getenv("SLUICE_MODEL_RECOVERER");
+  return path == nullptr ? std::string() : std::string(path);
+}
+
+// Whether a process may be started in a PID namespace of its own (root only, as a rule).
+bool pid_namespaces() {
+  static const bool permitted =
+      std::system("/usr/bin/unshare --pid --fork --mount-proc true >/dev/null 2>&1") == 0;
+  return permitted;
+}
 
 const char* status_name(EnqueueResult::Status status) {
   switch (status) {
@@ -56,11 +72,14 @@ class Sequence final : public CallSink {
     options_.batch_size = config.batch_size;
     options_.batch_time_budget = config.batch_time_budget;
     options_.retry = config.retry;
+    // Stall sequences: see SequenceConfig::lease_fallback.
+    if (config_.lease_fallback && !config_.seams) options_.claim_lease = std::chrono::hours(1);
     db_.emplace(open_database(path_, options_));
     create_applied_table(*db_);
     outbox_ = std::make_unique<Outbox>(*db_, options_);
     for (std::size_t i = 0; i < config.instances.size(); ++i) instances_.push_back(start(i));
     last_drain_.resize(instances_.size());
+    latest_possible_.resize(instances_.size());
   }
 
   SequenceOutcome run(const std::vector<Operation>& ops) {
@@ -174,8 +193,21 @@ class Sequence final : public CallSink {
       }
       in_flight_note_ = " (replayed " + std::to_string(replayed) + " in flight)";
     }
+    // Only in a call on the drain's own thread: a batch handed ahead to the worker's handler
+    // thread runs while the batch before it commits, which would race the recovery.
+    const bool stall_now = in_flight_stall_ && config_.consumer(consumer).outside &&
+                           std::this_thread::get_id() == sequence_thread_;
+    std::optional<ReferenceModel::CallSnapshot> before_stall;
+    if (stall_now) before_stall = model_.snapshot(consumer, ns);
     std::vector<Scripted> outcomes =
         model_.on_calls(consumer, ns, attempt, batch, clock_->now(), call_violations_, connection);
+    if (stall_now) {
+      in_flight_stall_ = false;
+      lock.unlock();
+      const std::string note = stall_past_lease(consumer, *before_stall);
+      lock.lock();
+      in_flight_note_ = note;
+    }
     if (in_flight_foreign_lock_ && config_.consumer(consumer).outside) {
       in_flight_foreign_lock_ = false;
       lock.unlock();
@@ -249,6 +281,7 @@ class Sequence final : public CallSink {
         instances_[i].reset();
         instances_[i] = start(i);
         last_drain_[i].reset();
+        latest_possible_[i].reset();
         return "";
       }
       case OpKind::kSqlCloseMidClaim:
@@ -256,12 +289,22 @@ class Sequence final : public CallSink {
         return leave_mid_claim(op, found);
       case OpKind::kRemoveReadd:
         return remove_and_add_again(op, found);
+      case OpKind::kStallInFlight: {
+        if (!config_.lease_fallback || config_.seams) return " (skipped: not a stall sequence)";
+        in_flight_stall_ = true;
+        in_flight_note_ = " (no outside consumer's call to stall in)";
+        std::string line = drain(0, found);
+        if (!in_flight_stall_) stepped_by_vanished_writer();
+        in_flight_stall_ = false;
+        return line + in_flight_note_;
+      }
       case OpKind::kCStartInFlight:
         return start_in_flight(found);
       case OpKind::kForeignLockInFlight: {
         in_flight_foreign_lock_ = true;
         in_flight_note_ = " (no outside consumer's call to hold the lock in)";
         std::string line = drain(0, found);
+        if (!in_flight_foreign_lock_ && !config_.seams) stepped_by_vanished_writer();
         in_flight_foreign_lock_ = false;
         return line + in_flight_note_;
       }
@@ -360,7 +403,22 @@ class Sequence final : public CallSink {
   std::string drain(std::size_t instance, std::vector<Violation>& found) {
     // A worker re-anchors when its clock reads behind its last step, or at its first step.
     const TimePoint now = clock_->now();
-    if (!last_drain_[instance] || now < *last_drain_[instance]) model_.clock_seen_behind(now);
+    if (vanished_writer_) {
+      // A worker that is gone (the second worker of a foreign lock, the process that recovered
+      // a stalled claim) wrote retries at a clock reading stepped past the lease, which a worker
+      // here read only if it stepped that consumer since. A worker re-anchors a consumer when
+      // the clock reads behind its last step of that consumer: the model knows only the latest
+      // reading each instance may have made, so a re-anchor may or may not happen.
+      if (!latest_possible_[instance] || now < *latest_possible_[instance])
+        model_.clock_maybe_seen_behind(now);
+      if (!latest_possible_[instance] || now > *latest_possible_[instance])
+        latest_possible_[instance] = now;
+    } else if (!last_drain_[instance] || now < *last_drain_[instance]) {
+      std::set<std::string> delivers_for;
+      for (const auto& [consumer, topics] : config_.instances[instance].handles)
+        delivers_for.insert(consumer);
+      model_.clock_seen_behind(now, &delivers_for);
+    }
     last_drain_[instance] = now;
     drain_began_ = now;
     const DrainResult result = instances_[instance]->drain();
@@ -441,6 +499,101 @@ class Sequence final : public CallSink {
            std::to_string(waited) + " ms, delivered " + std::to_string(result.delivered) + ")";
   }
 
+  // Called from an outside handler of instance 0, whose call `before` was taken before: the
+  // worker stalls here past its claim's lease; a worker of another process that cannot look it
+  // up recovers the claim; then the call returns, and what it returns must count for nothing.
+  std::string stall_past_lease(const std::string& consumer,
+                               const ReferenceModel::CallSnapshot& before) {
+    if (stall_recoverer().empty()) return " (skipped: SLUICE_MODEL_RECOVERER is not set)";
+    if (!pid_namespaces()) return " (skipped: unshare(1) is not permitted here, needs root)";
+    // The claim the call belongs to, and what recovering it makes crash, as the engine counts
+    // them: the claim's events this consumer has no inbox or delivery row for, and its retries.
+    std::int64_t claim = 0;
+    std::vector<long long> victims;
+    {
+      SQLite::Database reader(path_, SQLite::OPEN_READONLY);
+      SQLite::Statement find(reader,
+                             "SELECT c.id, c.from_seq, c.to_seq FROM sluice_claims c JOIN "
+                             "sluice_consumers k ON k.id = c.consumer_id WHERE k.name = ?");
+      find.bind(1, consumer);
+      if (!find.executeStep()) return " (stalled, but no claim of " + consumer + " was found)";
+      claim = find.getColumn(0).getInt64();
+      SQLite::Statement crashing(
+          reader,
+          "SELECT e.seq FROM sluice_events e JOIN sluice_subscriptions s ON s.topic = e.topic "
+          "JOIN sluice_consumers k ON k.id = s.consumer_id WHERE k.name = ?1 AND e.seq > ?2 AND "
+          "e.seq <= ?3 AND e.seq > s.start_seq AND NOT EXISTS (SELECT 1 FROM sluice_inbox i WHERE "
+          "i.consumer_id = k.id AND i.event_id = e.id) AND NOT EXISTS (SELECT 1 FROM "
+          "sluice_deliveries d WHERE d.consumer_id = k.id AND d.event_seq = e.seq) "
+          "UNION SELECT event_seq FROM sluice_deliveries WHERE claim_id = ?4 AND state = "
+          "'claimed' ORDER BY 1");
+      crashing.bind(1, consumer);
+      crashing.bind(2, find.getColumn(1).getInt64());
+      crashing.bind(3, find.getColumn(2).getInt64());
+      crashing.bind(4, claim);
+      std::lock_guard lock(mutex_);
+      while (crashing.executeStep()) {
+        const std::int64_t seq = crashing.getColumn(0).getInt64();
+        for (const auto& [n, event] : model_.events()) {
+          if (event.seq == seq) victims.push_back(n);
+        }
+      }
+    }
+    const Duration step = options_.claim_lease + std::chrono::seconds(1);
+    {
+      std::lock_guard lock(mutex_);
+      model_.clock_stepped_mid_drain(drain_began_, step);
+    }
+    manual_->advance(step);
+    const std::string command = "/usr/bin/unshare --pid --fork --mount-proc '" + stall_recoverer() +
+                                "' '" + path_ + "' '" + consumer + "' " +
+                                std::to_string(clock_->now().time_since_epoch().count()) + " " +
+                                std::to_string(config_.seed) + " 2>&1";
+    std::string output;
+    int status = -1;
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char buffer[512];
+      while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+      status = pclose(pipe);
+    }
+    bool recovered = false;
+    {
+      SQLite::Database reader(path_, SQLite::OPEN_READONLY);
+      SQLite::Statement still(reader, "SELECT 1 FROM sluice_claims WHERE id = ?");
+      still.bind(1, claim);
+      recovered = !still.executeStep();
+    }
+    std::lock_guard lock(mutex_);
+    if (status != 0) {
+      call_violations_.push_back({"stall recoverer", "the other process's worker failed (" +
+                                                         std::to_string(status) + "): " + output});
+      return " (the recoverer failed)";
+    }
+    if (!recovered) {
+      call_violations_.push_back(
+          {"stalled claim kept",
+           "claim " + std::to_string(claim) + " of " + consumer +
+               " outlived its lease by 1 s and a worker that cannot look its owner up left it"});
+      return " (not recovered)";
+    }
+    // The call never counts: the events it had are the claim's, and crash like the rest.
+    model_.restore(before);
+    model_.crashed(consumer, victims, clock_->now());
+    return " (stalled past the lease: another process recovered claim " + std::to_string(claim) +
+           " of " + consumer + " with " + std::to_string(victims.size()) +
+           " event(s) as crashed; the stalled call then returned)";
+  }
+
+  // After a drain of instance 0 during which the clock stepped and a worker now gone wrote.
+  void stepped_by_vanished_writer() {
+    vanished_writer_ = true;
+    for (std::size_t i = 0; i < latest_possible_.size(); ++i) {
+      if (!latest_possible_[i] || (last_drain_[i] && *last_drain_[i] > *latest_possible_[i]))
+        latest_possible_[i] = last_drain_[i];
+    }
+    latest_possible_[0] = clock_->now();
+  }
+
   std::string start_in_flight(std::vector<Violation>& found) {
     for (std::size_t i = 0; i < instances_.size(); ++i) {
       if (config_.instances[i].kind != InstanceKind::kC) continue;
@@ -501,6 +654,7 @@ class Sequence final : public CallSink {
         instances_[i] = start(i);
       }
       last_drain_[i].reset();
+      latest_possible_[i].reset();
       restarted += " " + std::to_string(i);
     }
     std::string line = " (" + consumer.name + " removed with " +
@@ -639,6 +793,10 @@ class Sequence final : public CallSink {
   std::vector<std::unique_ptr<Instance>> instances_;
   // The clock's reading at each instance's last drain; none before its first.
   std::vector<std::optional<TimePoint>> last_drain_;
+  // Set once a worker that is gone wrote at a clock reading stepped during a drain of instance 0;
+  // from then on, the latest clock reading each instance may have made.
+  bool vanished_writer_ = false;
+  std::vector<std::optional<TimePoint>> latest_possible_;
   long long next_n_ = 1;
   // Handler calls may come from a worker's helper thread (batch handlers).
   std::mutex mutex_;
@@ -648,6 +806,8 @@ class Sequence final : public CallSink {
   std::string in_flight_note_;
   bool in_flight_replay_ = false;
   bool in_flight_foreign_lock_ = false;
+  bool in_flight_stall_ = false;
+  const std::thread::id sequence_thread_ = std::this_thread::get_id();
   TimePoint drain_began_;
   long long replay_at_call_ = 0;
 };
