@@ -18,7 +18,7 @@ void keep_latest(std::optional<TimePoint>& latest, TimePoint t) {
 
 std::string last_seen_text(const ConsumerHealth& health, TimePoint now) {
   if (!health.last_seen_worker) return "none is registered; a worker that stopped leaves no trace";
-  return "a worker of it was last seen " +
+  return "a worker of it was last known alive " +
          format_duration(std::max(Duration(0), now - *health.last_seen_worker)) + " ago";
 }
 

@@ -142,7 +142,7 @@ std::vector<CheckResult> check_consumers(const std::vector<ConsumerHealth>& heal
     std::string fine;
   };
   const Rule rules[] = {
-      {"stuck", "every consumer with due work has a live worker"},
+      {"stuck", "no consumer has due work without a live worker"},
       {"lag", "no consumer's lag is over --max-lag " + format_duration(limits.max_lag)},
       {"claim_age", "no claim has held its batch longer than --max-claim-age " +
                         format_duration(limits.max_claim_age)},

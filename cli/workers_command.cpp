@@ -77,7 +77,7 @@ void add_workers_command(CLI::App& app, std::shared_ptr<Session> session) {
       table.add_row({std::to_string(w.id), std::to_string(w.pid), printable(w.host),
                      printable(w.kind), printable(consumer_list(w.consumers)),
                      format_time(w.started_at) + " (" +
-                         format_duration(std::max(Duration(0), now - w.started_at)) + ")",
+                         format_duration(std::max(Duration(0), now - w.started_at)) + " ago)",
                      liveness_text(style, w.liveness), claims_text(w, now)});
     }
     table.print(std::cout, style);

@@ -69,7 +69,7 @@ TEST_CASE("a dead worker: stuck, and when it was last seen") {
   const auto all = consumer_health(
       {stuck_stats()}, {worker_of("email", Liveness::kDead, kNow - hours(2))}, {}, {}, kNow);
   CHECK(checks_of(all[0]) == std::vector<std::string>{"stuck", "lag"});
-  CHECK(all[0].findings[0].detail.find("last seen 2h ago") != std::string::npos);
+  CHECK(all[0].findings[0].detail.find("last known alive 2h ago") != std::string::npos);
   CHECK(describe_workers(all[0], kNow) == "seen 2h ago");
 }
 

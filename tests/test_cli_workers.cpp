@@ -136,7 +136,7 @@ TEST_CASE("a worker is alive from its start, idle; killed, it is dead and its co
   const json report = json::parse(f.sluice({"check", "--json"}).out);
   const std::string stuck = check_named(report, "stuck")["detail"];
   CHECK(stuck.find("consumer billing: 1 event(s) due and no live worker (a worker of it was last "
-                   "seen") != std::string::npos);
+                   "known alive") != std::string::npos);
   CHECK_FALSE(consumer_named(f.json({"stats"}), "billing")["last_seen_worker_at"].is_null());
 }
 
