@@ -38,11 +38,11 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
       "Checks: file, integrity (PRAGMA integrity_check), schema version, dedup_horizon,\n"
       "expired_claims, dead_letters, parked_keys, stuck (a consumer with due work and no live\n"
       "worker, see sluice workers), lag (over --max-lag), claim_age (a batch held over\n"
-      "--max-claim-age), retention (a consumer keeps events older than\n"
-      "1d from prune: no worker of it took them), no_handler (events left 15m or more\n"
-      "for a handler no running worker has), and ingest_positions for a file a NATS ingester\n"
-      "writes to. Reads only.\nExample:\n  sluice --db app.db check --json || "
-      "alert");
+      "--max-claim-age), retention (a consumer keeps events older than 1d from prune: no worker\n"
+      "of it took them), no_handler (events left 15m or more for a handler no running worker\n"
+      "has), and ingest_positions for a file a NATS ingester writes to. Reads only.\n"
+      "Example:\n  sluice --db app.db check --json || alert\n  sluice --db app.db check "
+      "--max-lag 15m");
   command->add_flag("--json", args->json, "Print {status, checks: [{name, status, detail}]}");
   command
       ->add_option("--max-lag", args->max_lag,
