@@ -26,6 +26,7 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_export_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_metrics_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_audit_command(CLI::App& app, std::shared_ptr<Session> session);
+void add_workers_command(CLI::App& app, std::shared_ptr<Session> session);
 void add_console_command(CLI::App& app, std::shared_ptr<Session> session);
 
 }  // namespace sluice::cli

@@ -16,6 +16,7 @@
 #include "sluice/inspect.hpp"
 #include "sluice/retention.hpp"
 #include "sluice/stats.hpp"
+#include "sluice/workers.hpp"
 #include "usage_error.hpp"
 
 namespace sluice::cli {
@@ -202,14 +203,32 @@ ConsoleApi::ConsoleApi(Session session, bool read_only)
 
 Json ConsoleApi::overview() const {
   SQLite::Database db = session_.open_read_only();
+  const TimePoint now = system_clock()->now();
+  const std::vector<ConsumerStats> stats = consumer_stats(db, session_.options());
+  // The rules `sluice check` applies, with its default limits: a row is coloured by its verdict.
+  const std::vector<ConsumerHealth> health =
+      read_consumer_health(db, stats, session_.options(), {}, now);
   Json consumers = Json::array();
-  for (const ConsumerStats& s : consumer_stats(db, session_.options())) {
-    consumers.push_back(consumer_json(s));
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    Json consumer = consumer_json(stats[i]);
+    consumer["health"] = consumer_health_json(health[i]);
+    consumers.push_back(std::move(consumer));
   }
   return Json{{"consumers", consumers},
               {"check", checks_json(run_checks(session_, false))},
-              {"now", millis(system_clock()->now())},
+              {"now", millis(now)},
               {"read_only", read_only_}};
+}
+
+Json ConsoleApi::workers() const {
+  SQLite::Database db = session_.open_read_only();
+  Json list = Json::array();
+  for (const WorkerStatus& worker : list_workers(db, session_.options())) {
+    Json json = worker_json(worker);
+    json["started_at_ms"] = millis(worker.started_at);
+    list.push_back(std::move(json));
+  }
+  return Json{{"workers", list}, {"now", millis(system_clock()->now())}};
 }
 
 Json ConsoleApi::events(const ApiParams& params) const {

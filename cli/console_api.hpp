@@ -35,8 +35,11 @@ class ConsoleApi {
   // `read_only` is reported by overview() and session(); the HTTP layer refuses the actions.
   ConsoleApi(Session session, bool read_only);
 
-  // GET /api/overview: {consumers, check, now, read_only}.
+  // GET /api/overview: {consumers, check, now, read_only}; each consumer has its health
+  // (consumer_health.hpp, the rules of `sluice check` at their default limits).
   Json overview() const;
+  // GET /api/workers: {workers, now}; `sluice workers --json`'s fields, and started_at_ms.
+  Json workers() const;
   // GET /api/events: {events, next_after_seq}; a keyset page on seq.
   Json events(const ApiParams& params) const;
   // GET /api/events/{id}: {event, deliveries, attempts}.

@@ -219,6 +219,9 @@ void ConsoleServer::add_routes(httplib::Server& server) {
   server.Get("/api/overview", [this](const httplib::Request&, httplib::Response& response) {
     respond(response, [&] { return api_->overview(); });
   });
+  server.Get("/api/workers", [this](const httplib::Request&, httplib::Response& response) {
+    respond(response, [&] { return api_->workers(); });
+  });
   server.Get("/api/history", [this](const httplib::Request&, httplib::Response& response) {
     respond(response, [&] { return history_->samples_json(); });
   });

@@ -10,6 +10,7 @@
 #include "sluice/inspect.hpp"
 #include "sluice/retention.hpp"
 #include "sluice/stats.hpp"
+#include "sluice/workers.hpp"
 
 namespace sluice::cli {
 namespace {
@@ -20,18 +21,6 @@ constexpr Duration kPinnedAfter = std::chrono::hours(24);
 constexpr Duration kUnhandledAfter = std::chrono::minutes(15);
 
 }  // namespace
-
-const char* severity_name(Severity severity) {
-  switch (severity) {
-    case Severity::kOk:
-      return "ok";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kProblem:
-      return "problem";
-  }
-  return "problem";
-}
 
 namespace {
 
@@ -144,6 +133,34 @@ std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {
                                         " key(s) held back by a dead letter: " + parked_by}};
 }
 
+// The consumer rules (consumer_health.hpp) as three checks, each naming every consumer that
+// breaks it.
+std::vector<CheckResult> check_consumers(const std::vector<ConsumerHealth>& health,
+                                         const HealthLimits& limits) {
+  struct Rule {
+    const char* check;
+    std::string fine;
+  };
+  const Rule rules[] = {
+      {"stuck", "no consumer has due work without a live worker"},
+      {"lag", "no consumer's lag is over --max-lag " + format_duration(limits.max_lag)},
+      {"claim_age", "no claim has held its batch longer than --max-claim-age " +
+                        format_duration(limits.max_claim_age)},
+  };
+  std::vector<CheckResult> results;
+  for (const Rule& rule : rules) {
+    std::string details;
+    for (const ConsumerHealth& consumer : health) {
+      for (const HealthFinding& finding : consumer.findings) {
+        if (finding.check == rule.check) details += (details.empty() ? "" : "; ") + finding.detail;
+      }
+    }
+    results.push_back(details.empty() ? CheckResult{rule.check, Severity::kOk, rule.fine}
+                                      : CheckResult{rule.check, Severity::kWarning, details});
+  }
+  return results;
+}
+
 // Only for a file a NATS ingester writes to: where each stands in its stream.
 std::optional<CheckResult> check_ingest_positions(SQLite::Database& db) {
   const std::vector<IngestPosition> positions = ingest_positions(db);
@@ -158,7 +175,15 @@ std::optional<CheckResult> check_ingest_positions(SQLite::Database& db) {
 
 }  // namespace
 
-std::vector<CheckResult> run_checks(const Session& session, bool with_integrity) {
+std::vector<ConsumerHealth> read_consumer_health(SQLite::Database& db,
+                                                 const std::vector<ConsumerStats>& stats,
+                                                 const Options& options, const HealthLimits& limits,
+                                                 TimePoint now) {
+  return consumer_health(stats, list_workers(db, options), held_claims(db, options), limits, now);
+}
+
+std::vector<CheckResult> run_checks(const Session& session, bool with_integrity,
+                                    const HealthLimits& limits) {
   std::optional<SQLite::Database> db;
   try {
     db.emplace(session.open_read_only());
@@ -176,9 +201,10 @@ std::vector<CheckResult> run_checks(const Session& session, bool with_integrity)
   results.push_back(check_schema(*db));
   results.push_back(check_dedup_horizon(*db, options));
   results.push_back(check_expired_claims(*db, options));
-  for (CheckResult& result : check_counts(consumer_stats(*db, options))) {
-    results.push_back(std::move(result));
-  }
+  const std::vector<ConsumerStats> stats = consumer_stats(*db, options);
+  for (CheckResult& result : check_counts(stats)) results.push_back(std::move(result));
+  const auto health = read_consumer_health(*db, stats, options, limits, system_clock()->now());
+  for (CheckResult& result : check_consumers(health, limits)) results.push_back(std::move(result));
   results.push_back(check_retention(*db, options));
   results.push_back(check_waiting_for_handler(*db, options));
   if (auto positions = check_ingest_positions(*db)) results.push_back(std::move(*positions));

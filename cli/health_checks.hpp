@@ -4,15 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "consumer_health.hpp"
 #include "json_fields.hpp"
 #include "session.hpp"
+#include "severity.hpp"
 
 namespace sluice::cli {
-
-enum class Severity { kOk, kWarning, kProblem };
-
-// "ok", "warning" or "problem".
-const char* severity_name(Severity severity);
 
 struct CheckResult {
   std::string name;
@@ -23,7 +20,16 @@ struct CheckResult {
 // Every check on the session's file, read-only; a file that does not open is one problem.
 // `with_integrity`: run PRAGMA integrity_check, which reads the whole file (seconds on a large
 // one), so the console's overview, polled every 2 s, leaves it to `sluice check`.
-std::vector<CheckResult> run_checks(const Session& session, bool with_integrity = true);
+// `limits`: where the consumer checks (stuck, lag, claim_age) draw the line.
+std::vector<CheckResult> run_checks(const Session& session, bool with_integrity = true,
+                                    const HealthLimits& limits = {});
+
+// The verdict on each consumer of `stats` in the file `db` at `now`: the rules of
+// consumer_health.hpp over the file's workers and claims. Reads only.
+std::vector<ConsumerHealth> read_consumer_health(SQLite::Database& db,
+                                                 const std::vector<ConsumerStats>& stats,
+                                                 const Options& options, const HealthLimits& limits,
+                                                 TimePoint now);
 
 Severity worst_severity(const std::vector<CheckResult>& results);
 

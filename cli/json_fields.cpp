@@ -71,7 +71,43 @@ Json consumer_stats_json(const ConsumerStats& stats) {
               {"snoozed_total", stats.snoozed_total},
               {"lag_seconds", static_cast<double>(stats.lag.count()) / 1000.0},
               {"parked_keys", stats.parked_keys},
-              {"waiting_for_handler", stats.waiting_for_handler}};
+              {"waiting_for_handler", stats.waiting_for_handler},
+              {"due", stats.due}};
+}
+
+Json held_claim_json(const HeldClaim& claim) {
+  return Json{{"id", claim.id},
+              {"consumer", claim.consumer},
+              {"worker_id", claim.worker_id ? Json(*claim.worker_id) : Json(nullptr)},
+              {"pid", claim.pid},
+              {"since", format_time(claim.since)},
+              {"lease_until", format_time(claim.lease_until)},
+              {"owner_alive", claim.owner_alive}};
+}
+
+Json worker_json(const WorkerStatus& worker) {
+  Json claims = Json::array();
+  for (const HeldClaim& claim : worker.claims) claims.push_back(held_claim_json(claim));
+  return Json{{"id", worker.id},
+              {"pid", worker.pid},
+              {"host", worker.host},
+              {"kind", worker.kind},
+              {"consumers", worker.consumers},
+              {"started_at", format_time(worker.started_at)},
+              {"liveness", liveness_name(worker.liveness)},
+              {"claims", claims}};
+}
+
+Json consumer_health_json(const ConsumerHealth& health) {
+  Json findings = Json::array();
+  for (const HealthFinding& finding : health.findings) {
+    findings.push_back(Json{{"check", finding.check}, {"detail", finding.detail}});
+  }
+  return Json{{"status", severity_name(health.severity)},
+              {"findings", findings},
+              {"live_workers", health.live_workers},
+              {"maybe_live_worker", health.maybe_live_worker},
+              {"last_seen_worker_at", time_json(health.last_seen_worker)}};
 }
 
 Json audit_entry_json(const AuditEntry& entry) {

@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "consumer_health.hpp"
 #include "sluice/audit.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/event.hpp"
 #include "sluice/inspect.hpp"
 #include "sluice/stats.hpp"
+#include "sluice/workers.hpp"
 
 namespace sluice::cli {
 
@@ -26,8 +28,15 @@ Json attempt_json(const AttemptRecord& attempt);
 // first_failed_at, last_failed_at, discarded, note.
 Json dead_letter_json(const DeadLetter& dead_letter);
 // consumer, topics, pending, claimed, retrying, dead, delivered_total, retries_total,
-// lag_seconds, parked_keys, waiting_for_handler.
+// lag_seconds, parked_keys, waiting_for_handler, due.
 Json consumer_stats_json(const ConsumerStats& stats);
+// id, consumer, worker_id, pid, since, lease_until, owner_alive.
+Json held_claim_json(const HeldClaim& claim);
+// id, pid, host, kind, consumers, started_at, liveness ("alive", "dead" or "unknown"), claims.
+Json worker_json(const WorkerStatus& worker);
+// status ("ok" or "warning"), findings ([{check, detail}]), live_workers, maybe_live_worker,
+// last_seen_worker_at (null when no trace is left).
+Json consumer_health_json(const ConsumerHealth& health);
 // id, at, action, filter (parsed JSON), count, note (null when none), source.
 Json audit_entry_json(const AuditEntry& entry);
 // stream, durable, stream_seq.

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   add_export_command(app, session);
   add_metrics_command(app, session);
   add_audit_command(app, session);
+  add_workers_command(app, session);
   add_console_command(app, session);
 #ifdef SLUICE_WITH_NATS
   sluice::cli::add_nats_commands(app);

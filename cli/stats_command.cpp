@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "commit_wait.hpp"
 #include "format.hpp"
+#include "health_checks.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
 #include "printable.hpp"
@@ -35,26 +36,30 @@ std::string highlight(const Style& style, long long value, bool bad) {
   return bad ? style.red(text) : style.yellow(text);
 }
 
-void print_table(const std::vector<ConsumerStats>& stats, const Trends* trends,
-                 const Style& style) {
-  std::vector<std::string> headers{"CONSUMER", "TOPICS", "PENDING",   "CLAIMED",
-                                   "RETRYING", "DEAD",   "DELIVERED", "RETRIES",
-                                   "LAG",      "PARKED", "NO HANDLER"};
+void print_table(const std::vector<ConsumerStats>& stats, const std::vector<ConsumerHealth>& health,
+                 const Trends* trends, const Style& style, TimePoint now) {
+  std::vector<std::string> headers{"CONSUMER", "TOPICS", "PENDING",    "CLAIMED",
+                                   "RETRYING", "DEAD",   "DELIVERED",  "RETRIES",
+                                   "LAG",      "PARKED", "NO HANDLER", "WORKERS"};
   if (trends != nullptr) headers.push_back("BACKLOG TREND");
   Table table(headers);
   for (std::size_t column = 2; column <= 10; ++column) table.align_right(column);
-  for (const ConsumerStats& s : stats) {
-    std::vector<std::string> row{printable(s.consumer),
-                                 printable(join(s.topics)),
-                                 std::to_string(s.pending),
-                                 std::to_string(s.claimed),
-                                 highlight(style, s.retrying, false),
-                                 highlight(style, s.dead, true),
-                                 std::to_string(s.delivered_total),
-                                 std::to_string(s.retries_total),
-                                 format_duration(s.lag),
-                                 highlight(style, s.parked_keys, false),
-                                 highlight(style, s.waiting_for_handler, false)};
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    const ConsumerStats& s = stats[i];
+    const std::string workers = describe_workers(health[i], now);
+    std::vector<std::string> row{
+        printable(s.consumer),
+        printable(join(s.topics)),
+        std::to_string(s.pending),
+        std::to_string(s.claimed),
+        highlight(style, s.retrying, false),
+        highlight(style, s.dead, true),
+        std::to_string(s.delivered_total),
+        std::to_string(s.retries_total),
+        format_duration(s.lag),
+        highlight(style, s.parked_keys, false),
+        highlight(style, s.waiting_for_handler, false),
+        health[i].live_workers > 0 || s.due == 0 ? workers : style.yellow(workers)};
     if (trends != nullptr) {
       const auto& samples = trends->at(s.consumer);
       row.push_back(sparkline({samples.begin(), samples.end()}));
@@ -77,9 +82,15 @@ void print_positions(const std::vector<IngestPosition>& positions, const Style& 
 }
 
 Json stats_document(const std::vector<ConsumerStats>& stats,
+                    const std::vector<ConsumerHealth>& health,
                     const std::vector<IngestPosition>& positions, TimePoint now) {
   Json consumers = Json::array();
-  for (const ConsumerStats& s : stats) consumers.push_back(consumer_stats_json(s));
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    Json consumer = consumer_stats_json(stats[i]);
+    consumer["live_workers"] = health[i].live_workers;
+    consumer["last_seen_worker_at"] = time_json(health[i].last_seen_worker);
+    consumers.push_back(std::move(consumer));
+  }
   Json ingest = Json::array();
   for (const IngestPosition& p : positions) ingest.push_back(ingest_position_json(p));
   return Json{{"generated_at", format_time(now)}, {"consumers", consumers}, {"ingest", ingest}};
@@ -115,8 +126,9 @@ void watch(SQLite::Database& db, const Session& session, bool json, Duration int
   do {
     const TimePoint now = system_clock()->now();
     const auto stats = consumer_stats(db, session.options());
+    const auto health = read_consumer_health(db, stats, session.options(), {}, now);
     if (json) {
-      print_json_line(std::cout, stats_document(stats, ingest_positions(db), now));
+      print_json_line(std::cout, stats_document(stats, health, ingest_positions(db), now));
       continue;
     }
     for (const ConsumerStats& s : stats) {
@@ -128,7 +140,7 @@ void watch(SQLite::Database& db, const Session& session, bool json, Duration int
     std::cout << style.dim(printable(session.db_path) + "  " + format_time(now) + "  every " +
                            format_duration(interval) + " (Ctrl-C to stop)")
               << '\n';
-    print_table(stats, &trends, style);
+    print_table(stats, health, &trends, style, now);
     print_positions(ingest_positions(db), style);
     if (!redraw_in_place) std::cout << '\n';
     std::cout << std::flush;
@@ -145,8 +157,8 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(
       "stats",
-      "Per consumer: pending, claimed, retrying, dead, delivered, retries, lag, parked, and events "
-      "waiting for a handler");
+      "Per consumer: pending, claimed, retrying, dead, delivered, retries, lag, parked, events "
+      "waiting for a handler, and its workers (alive, or when last seen)");
   command->footer(
       "A file a NATS ingester writes to also lists each STREAM, DURABLE and the POSITION (stream\n"
       "sequence) it has ingested up to.\nExample:\n  sluice --db app.db stats\n  sluice --db "
@@ -165,9 +177,10 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
     if (!args->watch.empty()) return watch(db, *session, args->json, interval);
     const TimePoint now = system_clock()->now();
     const auto stats = consumer_stats(db, session->options());
+    const auto health = read_consumer_health(db, stats, session->options(), {}, now);
     const auto positions = ingest_positions(db);
-    if (args->json) return print_json(std::cout, stats_document(stats, positions, now));
-    print_table(stats, nullptr, session->style());
+    if (args->json) return print_json(std::cout, stats_document(stats, health, positions, now));
+    print_table(stats, health, nullptr, session->style(), now);
     print_positions(positions, session->style());
   });
 }

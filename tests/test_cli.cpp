@@ -36,7 +36,7 @@ TEST_CASE("--help lists commands and exit codes; each command's help has an exam
   const auto top = CliFixture::sluice_bare({"--help"});
   CHECK(top.exit_code == 0);
   for (const char* command : {"init", "stats", "events", "show", "tail", "enqueue", "dlq", "replay",
-                              "consumer", "prune", "check", "export", "metrics"}) {
+                              "consumer", "prune", "check", "export", "metrics", "workers"}) {
     CAPTURE(command);
     CHECK(top.out.find(std::string("  ") + command) != std::string::npos);
     const auto help = CliFixture::sluice_bare({command, "--help"});
@@ -384,8 +384,8 @@ TEST_CASE("check says healthy with exit 0 and warns with exit 1, naming each che
   std::vector<std::string> names;
   for (const auto& c : report["checks"]) names.push_back(c["name"]);
   CHECK(names == std::vector<std::string>{"integrity", "schema", "dedup_horizon", "expired_claims",
-                                          "dead_letters", "parked_keys", "retention",
-                                          "no_handler"});
+                                          "dead_letters", "parked_keys", "stuck", "lag",
+                                          "claim_age", "retention", "no_handler"});
 
   f.enqueue_order(2, true, "customer-9");
   f.deliver(true);

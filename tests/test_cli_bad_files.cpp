@@ -32,6 +32,7 @@ const std::vector<std::vector<std::string>>& every_command() {
       {"export", "--event", "some-id", "-o", "out.db"},
       {"metrics"},
       {"metrics", "--listen", "127.0.0.1:0"},
+      {"workers"},
   };
   return commands;
 }

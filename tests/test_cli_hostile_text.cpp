@@ -99,6 +99,7 @@ TEST_CASE("every human view escapes the file's control characters; --json keeps 
       {"events"},
       {"audit"},
       {"check"},
+      {"workers"},
       {"consumer", "remove", "bill" + kTitle + "ing", "--dry-run", "--force"},
   };
   for (const auto& view : views) {

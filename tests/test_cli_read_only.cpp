@@ -19,10 +19,19 @@ namespace {
 // Every command that only reads, with an event ID it can look up.
 std::vector<std::vector<std::string>> read_only_commands(const std::string& id,
                                                          const std::string& export_path) {
-  return {{"stats"},    {"stats", "--json"}, {"events"},
-          {"show", id}, {"dlq", "list"},     {"dlq", "show", id},
-          {"check"},    {"metrics"},         {"export", "--event", id, "-o", export_path},
-          {"audit"},    {"audit", "--json"}};
+  return {{"stats"},
+          {"stats", "--json"},
+          {"events"},
+          {"show", id},
+          {"dlq", "list"},
+          {"dlq", "show", id},
+          {"check"},
+          {"metrics"},
+          {"export", "--event", id, "-o", export_path},
+          {"audit"},
+          {"audit", "--json"},
+          {"workers"},
+          {"workers", "--json"}};
 }
 
 // The bytes of the file and of its -wal (nullopt when there is none).

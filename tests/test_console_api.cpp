@@ -173,6 +173,34 @@ TEST_CASE("the console serves its page, session and overview on loopback until S
   CHECK(sample["consumers"]["billing"]["backlog"] == 0);
 }
 
+TEST_CASE("each consumer row carries the check's verdict; /api/workers lists the workers") {
+  CliFixture f;
+  dead_letter_file(f);
+  f.enqueue_order(7);  // due, and no worker runs: stuck
+  Console console(f);
+  const json overview = console.get_json("/api/overview");
+  const json& health = overview["consumers"][0]["health"];
+  CHECK(health["status"] == "warning");
+  REQUIRE(health["findings"].size() == 1);
+  CHECK(health["findings"][0]["check"] == "stuck");
+  CHECK(health["live_workers"] == 0);
+  // The same rules as the check in the same answer: one verdict, not two (read a few
+  // milliseconds apart, so the age in parentheses may differ).
+  const auto before_age = [](const json& detail) {
+    const std::string text = detail.get<std::string>();
+    return text.substr(0, text.find(" ("));
+  };
+  for (const json& check : overview["check"]["checks"]) {
+    if (check["name"] == "stuck") {
+      CHECK(before_age(check["detail"]) == before_age(health["findings"][0]["detail"]));
+      CHECK(before_age(check["detail"]) == "consumer billing: 1 event(s) due and no live worker");
+    }
+  }
+  const json workers = console.get_json("/api/workers");
+  CHECK(workers["workers"].is_array());
+  CHECK(workers["now"].get<long long>() > 0);
+}
+
 TEST_CASE("events: search by topic, key, ID, dedup key and time, a keyset page at a time") {
   CliFixture f;
   f.init();

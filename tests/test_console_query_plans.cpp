@@ -134,6 +134,8 @@ TEST_CASE("the console's other calls read the large tables through indexes") {
   sluice::list_audit(db, 0, 100);
   sluice::count_backfill(db, "billing", {.since = sluice::system_clock()->now()});
   sluice::count_backfill(db, "billing", {.from_event_id = event.id});
+  sluice::list_workers(db);
+  sluice::held_claims(db);
   const std::set<std::string> statements = recorder.take();
   CHECK(statements.size() >= 10);
   for (const std::string& sql : statements) {

@@ -121,6 +121,19 @@ void ClaimBook::ensure_registered() {
   confirmed_ = false;
 }
 
+void ClaimBook::register_worker() noexcept {
+  try {
+    WriteTransaction tx(db_);
+    ensure_registered();
+    tx.commit();
+    confirmed_ = true;
+  } catch (const std::exception& e) {
+    log_to(options_, LogLevel::kWarn,
+           "could not register the worker at start; it registers with its first claim",
+           {{"error", e.what()}});
+  }
+}
+
 void ClaimBook::unregister_worker() noexcept {
   if (!worker_id_) return;
   try {

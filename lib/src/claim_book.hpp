@@ -83,6 +83,11 @@ class ClaimBook {
   // The consumers whose names this worker records when it registers (a JSON array).
   void set_consumers(std::string names_json) { consumers_ = std::move(names_json); }
 
+  // Registers this worker now, in a write transaction of its own: a started worker that has
+  // claimed nothing yet is then seen alive (sluice workers, check). One write at start; an idle
+  // worker writes nothing after it. Called outside a transaction. Never throws: a worker that could
+  // not register now registers with its first claim.
+  void register_worker() noexcept;
   // Ends the registration: deletes the worker's row (in a write transaction of its own) and lets
   // go of its lock. Called outside a transaction with no claim in hand. Never throws: a worker
   // row left behind is a dead worker's to everyone else.

@@ -17,7 +17,8 @@ namespace {
 // Per consumer: events past its cursor (never claimed yet), with the oldest one's creation time.
 const char* const kBacklog =
     "SELECT count(*), min(CASE WHEN e.not_before IS NULL OR e.not_before <= ?3 THEN "
-    "e.created_at END) FROM sluice_events e CROSS JOIN sluice_subscriptions s "
+    "e.created_at END), count(CASE WHEN e.not_before IS NULL OR e.not_before <= ?3 THEN 1 END) "
+    "FROM sluice_events e CROSS JOIN sluice_subscriptions s "
     "WHERE e.seq > ?2 AND s.consumer_id = ?1 AND s.topic = e.topic AND e.seq > s.start_seq";
 
 // Fresh events inside live claims that are not handled yet. CROSS JOIN: by the claims' seq
@@ -40,7 +41,9 @@ const char* const kDeliveryCounts =
     "min(CASE WHEN d.state IN ('pending', 'claimed') AND (e.not_before IS NULL OR "
     "e.not_before <= ?2) THEN e.created_at END), "
     "count(DISTINCT CASE WHEN d.state = 'dead' AND c.ordered THEN d.key END), "
-    "sum(d.state = 'pending' AND d.reason = 'unhandled') "
+    "sum(d.state = 'pending' AND d.reason = 'unhandled'), "
+    "sum(d.state = 'claimed' OR (d.state = 'pending' AND d.next_attempt_at <= ?2 AND "
+    "(e.not_before IS NULL OR e.not_before <= ?2))) "
     "FROM sluice_deliveries d JOIN sluice_events e ON e.seq = d.event_seq "
     "JOIN sluice_consumers c ON c.id = d.consumer_id WHERE d.consumer_id = ?1";
 
@@ -90,11 +93,13 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       backlog.executeStep();
       stats.pending = backlog.getColumn(0).getInt64();
       keep_oldest(oldest, backlog.getColumn(1));
+      stats.due = backlog.getColumn(2).getInt64();
 
       claimed_fresh.reset();
       claimed_fresh.bind(1, static_cast<int64_t>(id));
       claimed_fresh.executeStep();
       stats.claimed = claimed_fresh.getColumn(0).getInt64();
+      stats.due += stats.claimed;
       keep_oldest(oldest, claimed_fresh.getColumn(1));
 
       deliveries.reset();
@@ -108,6 +113,7 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       keep_oldest(oldest, deliveries.getColumn(4));
       stats.parked_keys = int_or_zero(deliveries.getColumn(5));
       stats.waiting_for_handler = int_or_zero(deliveries.getColumn(6));
+      stats.due += int_or_zero(deliveries.getColumn(7));
       if (oldest) {
         stats.lag = std::max(
             Duration(0), sub_saturating(TimePoint(Duration(now)), TimePoint(Duration(*oldest))));

@@ -371,6 +371,8 @@ struct Worker::Impl {
     wake_order.reset();
     Duration storage_backoff = kFirstStorageBackoff;
     bool woken = false;
+    // Seen alive from the start, not from its first claim: an idle worker is a living one.
+    deliverer->claims().register_worker();
     mute_file_watch();
     while (!stop_requested.load()) {
       DrainResult ignored;

@@ -1,14 +1,19 @@
 // End-to-end test of `sluice console` in a real browser: Debian's chromium driven by
 // playwright-core (no browser download). On the orders example's file, with a worker in another
 // process, an operator opens the overview and sees the dead letter, opens it, previews a replay
-// (nothing changes), replays it and watches it delivered, discards another with a note and finds
-// the note in the audit log; a console restarted with --read-only shows no action at all.
-// Screenshots of every page go to the artifacts folder.
+// (nothing changes), replays it and watches it delivered, discards another with a note after its
+// dry run and finds the note in the audit log, replays and discards from an event's own page,
+// filters events by consumer and state, and sees the workers alive; a console restarted with
+// --read-only shows no action at all; a killed worker shows dead and its consumer's row coloured
+// as `sluice check` warns. Times show in UTC with a Z, local time on hover. On a file where all
+// is well the health check says so, with no stray text. Screenshots of every page go to the
+// artifacts folder.
 //
 // Environment (set by tests/meson.build): SLUICE_CLI, SLUICE_ORDERS_EXAMPLE,
 // SLUICE_CONSOLE_WORKER, SLUICE_BROWSER_ARTIFACTS. `--docs-images DIR` first places orders for a
 // minute, so the overview's charts have a shape, then also writes the overview and the dry-run
-// dead-letter screenshots to DIR as console-overview.png and console-dead-letters.png: how
+// dead-letter screenshots and the workers view to DIR as console-overview.png,
+// console-dead-letters.png and console-workers.png: how
 // docs/images/ is refreshed (a normal run leaves the source tree alone).
 // Exits 77 (skipped) only when chromium is not installed.
 'use strict';
@@ -158,6 +163,12 @@ async function getJson(url) {
   return response.json();
 }
 
+// The status of one check in the console's overview.
+async function check(base, name) {
+  const overview = await getJson(`${base}/api/overview`);
+  return overview.check.checks.find((c) => c.name === name).status;
+}
+
 async function shot(page, name) {
   const file = path.join(artifacts, `${name}.png`);
   await page.screenshot({path: file, fullPage: true});
@@ -295,17 +306,97 @@ async function main() {
     assert.equal(await discard.isDisabled(), true, 'Discard needs a note');
     const note = 'no address on file; the customer re-orders by phone';
     await page.getByLabel('Note (required)').fill(note);
+    assert.equal(await discard.isDisabled(), true, 'Discard waits for its dry run');
+    await page.locator('button', {hasText: 'Preview discard'}).click();
+    await page.locator('.result', {hasText: 'Dry run: 1 dead letter would be discarded'}).waitFor();
+    assert.ok(
+        (await getJson(`${base}/api/dead-letters?consumer=email`))
+            .letters.some((d) => d.event_id === 'req-A-1006'),
+        'the discard\'s dry run changed nothing');
+    await page.getByLabel('Note (required)').fill(`${note}.`);
+    assert.equal(await discard.isDisabled(), true, 'a new note needs a new dry run');
+    await page.getByLabel('Note (required)').fill(note);
+    await page.locator('button', {hasText: 'Preview discard'}).click();
     await discard.click();
     await page.locator('.result', {hasText: 'Discarded 1 dead letter'}).waitFor();
     await row1006.waitFor({state: 'detached'});
     await shot(page, 'dead-letters-after');
-    step('discard with a note removed A-1006 from the dead letters');
+    step('discard, after its dry run and with a note, removed A-1006 from the dead letters');
 
     await page.locator('nav a', {hasText: 'Audit log'}).click();
     await page.locator('tr[data-action="discard"]', {hasText: note}).waitFor();
     await page.locator('tr[data-action="replay"]').first().waitFor();
     await shot(page, 'audit');
     step('the audit log shows the replay and the discard with its note');
+
+    // An order whose ID is a number fails for both consumers (billing retries, then gives up):
+    // its event page links each consumer's dead letters apart and acts on them.
+    run(cli, [
+      '--db', db, 'enqueue', '--topic', 'order.placed', '--key', 'A-1008', '--id', 'req-A-1008',
+      '--payload', JSON.stringify({order_id: 1008, amount_cents: 100})
+    ]);
+    await page.goto(`${base}/#/event/req-A-1008`);
+    for (const consumer of ['email', 'billing']) {
+      await page.locator(`tr[data-consumer="${consumer}"] td[data-field="state"]`)
+          .filter({hasText: 'dead'})
+          .waitFor();
+    }
+    const links = page.locator('ul.links li');
+    await links.nth(1).waitFor();
+    assert.deepEqual(
+        (await links.allInnerTexts()).map((t) => t.trim()).sort(),
+        ['Dead letters of billing →', 'Dead letters of email →']);
+    const actions = page.locator('section[aria-label="Act on the dead letter"]');
+    const emailActions = actions.locator('[data-consumer="email"]');
+    assert.equal(await emailActions.locator('button', {hasText: /^Replay$/}).isDisabled(), true);
+    await emailActions.locator('button', {hasText: 'Preview replay'}).click();
+    await emailActions.locator('.result', {hasText: 'would be replayed'}).waitFor();
+    assert.equal(await emailActions.locator('button', {hasText: /^Replay$/}).isDisabled(), false);
+    const eventDiscard = emailActions.locator('button', {hasText: /^Discard$/});
+    await emailActions.getByLabel('Note for discarding the dead letter of email').fill('test order');
+    assert.equal(await eventDiscard.isDisabled(), true, 'Discard waits for its dry run');
+    await emailActions.locator('button', {hasText: 'Preview discard'}).click();
+    await emailActions.locator('.result', {hasText: 'would be discarded'}).waitFor();
+    assert.equal(
+        (await getJson(`${base}/api/events/req-A-1008`))
+            .deliveries.find((d) => d.consumer === 'email')
+            .state,
+        'dead', 'the dry runs changed nothing');
+    await shot(page, 'event-actions');
+    await eventDiscard.click();
+    await page.locator('.result', {hasText: 'Discarded the dead letter of email'}).waitFor();
+    await page.locator('tr[data-consumer="email"] td[data-field="state"]')
+        .filter({hasText: 'discarded'})
+        .waitFor();
+    step('the event page links each consumer\'s dead letters apart, previews and discards one');
+
+    // Times: UTC with a Z, the browser's zone on hover.
+    const created = page.locator('dd time').first();
+    assert.match(await created.innerText(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
+    assert.match(await created.getAttribute('title'), /local, UTC[+-]\d\d:\d\d/);
+    step('times show in UTC with a Z and local time on hover');
+
+    // Events by consumer and state, through the form.
+    await page.goto(`${base}/#/events`);
+    await page.locator('select[name="consumer"]').selectOption('email');
+    await page.locator('select[name="state"]').selectOption('dead');
+    await page.locator('button', {hasText: 'Search'}).click();
+    await page.waitForFunction(() => location.hash.includes('consumer=email') &&
+                                   location.hash.includes('state=dead'));
+    await page.locator('a', {hasText: 'req-A-1007'}).waitFor();
+    const deadForEmail =
+        await page.locator('[data-page="events"] tbody a[href^="#/event/"]').allInnerTexts();
+    assert.deepEqual(deadForEmail, ['req-A-1007'], 'only the event dead for email');
+    step('the events page filters by consumer and state');
+
+    // Workers: the console_test_worker, alive, with its two consumers.
+    await page.goto(`${base}/#/workers`);
+    const liveWorker = page.locator('tr[data-liveness="alive"]');
+    await liveWorker.waitFor();
+    assert.match(await liveWorker.innerText(), /billing, email/);
+    await page.locator('tr[data-consumer="email"]', {hasText: 'alive (1)'}).waitFor();
+    const workersShot = await shot(page, 'workers');
+    step('the workers view shows the running worker alive with its consumers');
 
     // The other pages render from the live API.
     await page.goto(`${base}/#/events?topic=order.placed`);
@@ -330,8 +421,16 @@ async function main() {
     await firstSeqIs(firstPage[0], true);
     assert.deepEqual(await seqs(), firstPage);
     await page.goto(`${base}/#/backfill`);
+    const backfillText = await page.locator('section[aria-label="Backfill"]').innerText();
+    assert.match(backfillText, /clears the consumer's seen marks/);
+    assert.match(backfillText, /handler is called again/);
+    assert.doesNotMatch(backfillText, /still drops what it has seen/);
+    assert.equal(await page.locator('button', {hasText: /^Backfill/}).isDisabled(), true);
     await page.locator('button', {hasText: 'Preview count'}).click();
-    await page.locator('.result', {hasText: /Dry run: \d+ event\(s\) would be queued/}).waitFor();
+    await page.locator('.result', {hasText: /Dry run: \d+ event\(s\) would be delivered/})
+        .waitFor();
+    assert.match(
+        await page.locator('button', {hasText: /^Backfill/}).innerText(), /^Backfill \d+ event/);
     await page.locator('button', {hasText: 'Preview prune'}).click();
     await page.locator('.result', {hasText: /Dry run: \d+ event\(s\) would be pruned/}).waitFor();
     await shot(page, 'backfill');
@@ -375,12 +474,45 @@ async function main() {
     assert.equal(await page.locator('tr[data-event="req-A-1007"] input').count(), 0);
     await shot(page, 'dead-letters-read-only');
     step('with --read-only no page shows an action button');
+
+    // The worker dies (SIGKILL: no chance to unregister) and an order comes in: the workers view
+    // shows it dead, and the overview colours the stuck consumers as `sluice check` warns.
+    worker.process.kill('SIGKILL');
+    await worker.exit;
+    placeOrder('A-1009', 'ken@example.com');
+    await page.goto(`${readOnlyBase}/#/workers`);
+    await page.locator('tr[data-liveness="dead"]').waitFor();
+    await page.locator('tr[data-consumer="email"][data-health="warning"]', {
+      hasText: 'no live worker'
+    }).waitFor();
+    await shot(page, 'workers-dead');
+    await page.goto(`${readOnlyBase}/#/overview`);
+    const stuckRow = page.locator('tr[data-consumer="billing"]');
+    await stuckRow.and(page.locator('.health-warning')).waitFor();
+    assert.match(await stuckRow.innerText(), /due and no live worker/);
+    assert.equal(await check(readOnlyBase, 'stuck'), 'warning', 'the check agrees with the row');
+    await shot(page, 'overview-stuck');
+    step('a killed worker shows dead, and its consumers\' rows are coloured by the check\'s rules');
+    assert.deepEqual(pageErrors, [], 'no script errors on the page');
+
+    // A file where all is well: the health check says so, with no stray text.
+    await started.console.stop();
+    const calm = path.join(work, 'calm.db');
+    run(cli, ['--db', calm, 'init']);
+    started = await startConsole(calm, []);
+    children.push(started.console);
+    await page.goto(`${started.base}/#/overview`);
+    const verdict = page.locator('section[aria-label="Health check"]');
+    await verdict.locator('.verdict', {hasText: 'every check passed'}).waitFor();
+    assert.doesNotMatch(await verdict.innerText(), /false|undefined|null/);
+    step('on a healthy file the health check shows no literal false');
     assert.deepEqual(pageErrors, [], 'no script errors on the page');
 
     if (docsImages) {
       fs.mkdirSync(docsImages, {recursive: true});
       fs.copyFileSync(overviewShot, path.join(docsImages, 'console-overview.png'));
       fs.copyFileSync(dryRunShot, path.join(docsImages, 'console-dead-letters.png'));
+      fs.copyFileSync(workersShot, path.join(docsImages, 'console-workers.png'));
     }
   } finally {
     if (browser) await browser.close();

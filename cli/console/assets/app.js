@@ -62,12 +62,31 @@ function toMs(time) {
 
 const pad = (n) => String(n).padStart(2, '0');
 
+// In UTC with a Z, as the CLI prints times: "2026-11-29 10:32:41Z".
 function formatTime(time) {
   const ms = toMs(time);
   if (ms === null) return '—';
   const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
+      `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}Z`;
+}
+
+// The browser's own zone, for a time's hover text.
+function formatLocalTime(ms) {
+  const d = new Date(ms);
+  const offset = -d.getTimezoneOffset();
+  const zone = `${offset < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offset) / 60))}:` +
+      pad(Math.abs(offset) % 60);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-      `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+      `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} (local, UTC${zone})`;
+}
+
+// A time shown in UTC, local time on hover.
+function timeNode(time) {
+  const ms = toMs(time);
+  if (ms === null) return '—';
+  return h('time', {datetime: new Date(ms).toISOString(), title: formatLocalTime(ms)},
+           formatTime(ms));
 }
 
 function formatDuration(ms) {
@@ -82,15 +101,13 @@ function formatCount(n) {
   return n === null || n === undefined ? '—' : Number(n).toLocaleString('en-US');
 }
 
-// A <datetime-local> value for ms, and back: the operator thinks in local time.
-function toLocalInput(ms) {
+// A <datetime-local> value for ms, and back, in UTC like every time the console shows.
+function toUtcInput(ms) {
   if (ms === null) return '';
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T` +
-      `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return new Date(ms).toISOString().slice(0, 16);
 }
-function fromLocalInput(value) {
-  return value ? new Date(value).getTime() : null;
+function fromUtcInput(value) {
+  return value ? Date.parse(`${value}:00Z`) : null;
 }
 
 function numberCell(n, {hotWhenPositive = false} = {}) {
@@ -190,6 +207,7 @@ const PAGES = {
   events: eventsPage,
   event: eventPage,
   'dead-letters': deadLettersPage,
+  workers: workersPage,
   backfill: backfillPage,
   audit: auditPage,
 };
@@ -271,7 +289,8 @@ function overviewPage(page, route, isCurrent) {
     updated.textContent = `Updated ${formatTime(overview.now ?? Date.now())} · refreshes every 2 s`;
     verdict.replaceChildren(...verdictView(overview.check));
     consumers.replaceChildren(
-        h('h2', {}, 'Consumers'), consumersTable(overview.consumers, samples));
+        h('h2', {}, 'Consumers'),
+        consumersTable(overview.consumers, samples, overview.now ?? Date.now()));
     const names = overview.consumers.map((c) => c.name);
     backlogChart.replaceChildren(
         h('h2', {}, 'Backlog'), ...lineChart(names, backlogSeries(samples, names)));
@@ -295,7 +314,7 @@ function verdictView(check) {
             `${findings.length} of ${(check.checks || []).length} checks need a look`)),
     findings.length > 0 &&
         h('ul', {}, findings.map((c) => h('li', {}, h('strong', {}, c.name), `: ${c.detail}`))),
-  ];
+  ].filter(Boolean);  // replaceChildren() would print a false as the text "false"
 }
 
 // Events per second over the last minute of samples (or the last two samples).
@@ -316,27 +335,47 @@ function deliveredRate(samples, name) {
   return seconds > 0 ? Math.max(0, delivered) / seconds : null;
 }
 
-function consumersTable(consumers, samples) {
+// What a consumer's workers are: "alive (1)", "seen 4 min 2 s ago", "unknown", "none running".
+function workersText(health, now) {
+  if (!health) return '—';
+  if (health.live_workers > 0) return `alive (${health.live_workers})`;
+  if (health.maybe_live_worker) return 'unknown';
+  const seen = toMs(health.last_seen_worker_at);
+  if (seen === null) return 'none running';
+  return `seen ${formatDuration(Math.max(0, now - seen))} ago`;
+}
+
+function consumersTable(consumers, samples, now) {
   const rows = consumers.map((c) => {
     const name = c.name;
     const rate = deliveredRate(samples, name);
     const dead = c.dead ?? 0;
+    // Coloured by the rules `sluice check` applies (the API sends their verdict).
+    const health = c.health || {status: 'ok', findings: []};
+    const why = health.findings.map((f) => f.detail).join('\n');
     return h(
-        'tr', {dataset: {consumer: name}},
+        'tr', {
+          class: health.status !== 'ok' ? `health-${health.status}` : null,
+          title: why || null,
+          dataset: {consumer: name, health: health.status}
+        },
         h('th', {scope: 'row'}, name,
-          h('div', {class: 'muted small'}, (c.topics || []).join(', '))),
+          h('div', {class: 'muted small'}, (c.topics || []).join(', ')),
+          health.findings.map((f) => h('div', {class: 'finding small'}, f.detail))),
         numberCell(c.backlog), h('td', {class: 'num'}, formatDuration(c.lag_ms)),
         numberCell(c.retrying ?? 0),
         h('td', {class: `num ${dead > 0 ? 'hot' : 'zero'}`, dataset: {field: 'dead'}},
           dead > 0 ? h('a', {href: `#/dead-letters${query({consumer: name})}`}, formatCount(dead)) :
                      '0'),
         numberCell(c.parked_keys ?? 0, {hotWhenPositive: true}), numberCell(c.delivered_total ?? 0),
-        h('td', {class: 'num'}, rate === null ? '—' : `${rate.toFixed(1)}/s`));
+        h('td', {class: 'num'}, rate === null ? '—' : `${rate.toFixed(1)}/s`),
+        h('td', {dataset: {field: 'workers'}},
+          h('a', {href: '#/workers'}, workersText(c.health, now))));
   });
   return table(
       [
         'Consumer', ['Backlog', 'num'], ['Lag', 'num'], ['Retrying', 'num'], ['Dead', 'num'],
-        ['Parked keys', 'num'], ['Delivered', 'num'], ['Rate', 'num']
+        ['Parked keys', 'num'], ['Delivered', 'num'], ['Rate', 'num'], 'Workers'
       ],
       rows, 'No consumers yet: none has subscribed in this file.');
 }
@@ -417,12 +456,24 @@ function lineChart(names, series) {
 
 // ---- Events ---------------------------------------------------------------------------------
 
-const EVENT_FILTERS = ['topic', 'key', 'id', 'dedup_key', 'since', 'until', 'limit'];
+const EVENT_FILTERS =
+    ['topic', 'key', 'id', 'dedup_key', 'consumer', 'state', 'since', 'until', 'limit'];
+const DELIVERY_STATES = ['pending', 'claimed', 'retrying', 'delivered', 'dead', 'discarded'];
 
 async function eventsPage(page, route, isCurrent) {
   const params = route.params;
   const value = (name) => params.get(name) || '';
+  const consumers = await loadConsumers();
+  if (!isCurrent()) return;
   const inputs = {
+    consumer: h('select', {name: 'consumer'}, h('option', {value: ''}, 'Any consumer'),
+                consumers.map(
+                    (name) => h('option', {value: name, selected: name === value('consumer')},
+                                name))),
+    // A state is a consumer's view of an event: it needs a consumer (the API says so too).
+    state: h('select', {name: 'state'}, h('option', {value: ''}, 'Any state'),
+             DELIVERY_STATES.map(
+                 (name) => h('option', {value: name, selected: name === value('state')}, name))),
     topic: h(
         'input', {type: 'text', name: 'topic', value: value('topic'), placeholder: 'order.placed'}),
     key: h('input', {type: 'text', name: 'key', value: value('key')}),
@@ -431,12 +482,12 @@ async function eventsPage(page, route, isCurrent) {
     since: h('input', {
       type: 'datetime-local',
       name: 'since',
-      value: toLocalInput(params.has('since') ? Number(value('since')) : null)
+      value: toUtcInput(params.has('since') ? Number(value('since')) : null)
     }),
     until: h('input', {
       type: 'datetime-local',
       name: 'until',
-      value: toLocalInput(params.has('until') ? Number(value('until')) : null)
+      value: toUtcInput(params.has('until') ? Number(value('until')) : null)
     }),
     limit:
         h('select', {name: 'limit'},
@@ -454,17 +505,25 @@ async function eventsPage(page, route, isCurrent) {
             key: inputs.key.value.trim(),
             id: inputs.id.value.trim(),
             dedup_key: inputs.dedup_key.value.trim(),
-            since: fromLocalInput(inputs.since.value),
-            until: fromLocalInput(inputs.until.value),
+            consumer: inputs.consumer.value,
+            state: inputs.consumer.value ? inputs.state.value : '',
+            since: fromUtcInput(inputs.since.value),
+            until: fromUtcInput(inputs.until.value),
             limit: inputs.limit.value,
           });
         }
       },
         field('Topic', inputs.topic), field('Key', inputs.key), field('Event ID', inputs.id),
-        field('Dedup key', inputs.dedup_key), h('div', {class: 'break'}),
-        field('Created from', inputs.since), field('Created before', inputs.until),
+        field('Dedup key', inputs.dedup_key), field('Consumer', inputs.consumer),
+        field('State for the consumer', inputs.state), h('div', {class: 'break'}),
+        field('Created from (UTC)', inputs.since), field('Created before (UTC)', inputs.until),
         field('Per page', inputs.limit), h('button', {type: 'submit', class: 'primary'}, 'Search'),
         h('button', {type: 'button', onclick: () => go('events')}, 'Clear'));
+  const syncState = () => {
+    inputs.state.disabled = inputs.consumer.value === '';
+  };
+  inputs.consumer.addEventListener('change', syncState);
+  syncState();
   const results = h('section', {class: 'panel', 'aria-label': 'Events found'});
   append(page, [pageHead('Events'), h('section', {class: 'panel'}, form), results]);
 
@@ -479,7 +538,7 @@ async function eventsPage(page, route, isCurrent) {
 
   const rows = answer.events.map(
       (e) =>
-          h('tr', {}, h('td', {class: 'num mono'}, e.seq), h('td', {}, formatTime(e.created_at)),
+          h('tr', {}, h('td', {class: 'num mono'}, e.seq), h('td', {}, timeNode(e.created_at)),
             h('td', {}, e.topic), h('td', {class: 'mono'}, e.key || '—'),
             h('td', {}, eventLink(e.id)), h('td', {class: 'mono'}, e.dedup_key || '—')));
   const cursors = state.eventPages.cursors;
@@ -517,13 +576,22 @@ const SETTLED_STATES = new Set(['delivered', 'dead', 'discarded']);
 function eventPage(page, route, isCurrent) {
   const id = route.arg || '';
   const body = h('div', {class: 'stack'});
-  append(page, [pageHead('Event', h('span', {class: 'mono muted'}, id)), body]);
+  const flash = state.flash;
+  state.flash = null;
+  append(page, [
+    pageHead('Event', h('span', {class: 'mono muted'}, id)),
+    flash && resultBox(flash[0], 'ok'), body
+  ]);
 
-  // Refreshes while a delivery is still in flight, so a replay can be watched to its end.
+  // Refreshes while a delivery is still in flight, so a replay can be watched to its end; redrawn
+  // only when something changed, so a note being typed for a discard stays.
+  let shown = null;
   const load = async () => {
     const answer = await api(`/api/events/${encodeURIComponent(id)}`);
     if (!isCurrent()) return false;
-    body.replaceChildren(...eventView(answer));
+    const text = JSON.stringify(answer);
+    if (text !== shown) body.replaceChildren(...eventView(answer));
+    shown = text;
     return (answer.deliveries || []).some((d) => !SETTLED_STATES.has(d.state));
   };
   return (async () => {
@@ -544,8 +612,8 @@ function eventView({event, deliveries = [], attempts = []}) {
           h('dt', {}, 'Seq'), h('dd', {}, event.seq), h('dt', {}, 'Topic'),
           h('dd', {}, event.topic), h('dt', {}, 'Key'), h('dd', {class: 'mono'}, event.key || '—'),
           h('dt', {}, 'Dedup key'), h('dd', {class: 'mono'}, event.dedup_key || '—'),
-          h('dt', {}, 'Created'), h('dd', {}, formatTime(event.created_at)),
-          h('dt', {}, 'Not before'), h('dd', {}, formatTime(event.not_before)))),
+          h('dt', {}, 'Created'), h('dd', {}, timeNode(event.created_at)),
+          h('dt', {}, 'Not before'), h('dd', {}, timeNode(event.not_before)))),
       h('div', {class: 'panel'}, h('h2', {}, 'Headers'),
         table(
             ['Name', 'Value'],
@@ -562,27 +630,99 @@ function eventView({event, deliveries = [], attempts = []}) {
               (d) =>
                   h('tr', {dataset: {consumer: d.consumer}}, h('th', {scope: 'row'}, d.consumer),
                     h('td', {dataset: {field: 'state'}}, pill(d.state, d.state)),
-                    numberCell(d.attempts), h('td', {}, formatTime(d.next_attempt_at)),
-                    h('td', {}, formatTime(d.delivered_at)),
+                    numberCell(d.attempts), h('td', {}, timeNode(d.next_attempt_at)),
+                    h('td', {}, timeNode(d.delivered_at)),
                     h('td', {class: 'err'}, d.last_error || '—'))),
           'No consumer is subscribed to this topic.'),
       dead.length > 0 &&
-          h('p', {},
+          h('ul', {class: 'links'},
             dead.map(
                 (d) =>
-                    h('a', {href: `#/dead-letters${query({consumer: d.consumer})}`},
-                      `Dead letters of ${d.consumer} →`)))),
+                    h('li', {},
+                      h('a', {href: `#/dead-letters${query({consumer: d.consumer})}`},
+                        `Dead letters of ${d.consumer} →`))))),
+    !state.session.read_only && dead.length > 0 && deadLetterActions(event.id, dead),
     h('section', {class: 'panel', 'aria-label': 'Attempts'}, h('h2', {}, 'Attempt history'),
       table(
           ['When', 'Consumer', ['Attempt', 'num'], 'Outcome', 'Error'],
           attempts.map(
               (a) =>
-                  h('tr', {}, h('td', {}, formatTime(a.at)), h('td', {}, a.consumer),
+                  h('tr', {}, h('td', {}, timeNode(a.at)), h('td', {}, a.consumer),
                     numberCell(a.attempt),
                     h('td', {}, pill(a.outcome, a.outcome === 'delivered' ? 'ok' : a.outcome)),
                     h('td', {class: 'err'}, a.error || '—'))),
           'No attempts recorded.')),
-  ];
+  ].filter(Boolean);
+}
+
+// Replay or discard an event's dead letters from its page, each after its dry run, as the
+// dead-letter page does.
+function deadLetterActions(id, dead) {
+  return h('section', {class: 'panel actionbar', 'aria-label': 'Act on the dead letter'},
+           h('h2', {}, 'Act on the dead letter'),
+           dead.map((d) => letterActions(id, d.consumer)));
+}
+
+function letterActions(id, consumer) {
+  const outcome = h('div', {'aria-live': 'polite'});
+  const note = h('textarea', {
+    name: 'note',
+    rows: 2,
+    'aria-label': `Note for discarding the dead letter of ${consumer}`,
+    placeholder: 'Why it is discarded (kept in the audit log)'
+  });
+  let previewed = null;  // what the last dry run was for: "replay", or "discard" and its note
+  const key = (action) => (action === 'replay' ? 'replay' : `discard\n${note.value.trim()}`);
+  const button = (text, cls, action, dryRun) =>
+      h('button', {type: 'button', class: cls, onclick: () => run(action, dryRun)}, text);
+  const previewReplay = button('Preview replay (dry run)', 'action', 'replay', true);
+  const replay = button('Replay', 'action primary', 'replay', false);
+  const previewDiscard = button('Preview discard (dry run)', 'action', 'discard', true);
+  const discard = button('Discard', 'action danger', 'discard', false);
+  const sync = () => {
+    replay.disabled = previewed !== key('replay');
+    previewDiscard.disabled = note.value.trim() === '';
+    discard.disabled = previewDiscard.disabled || previewed !== key('discard');
+  };
+  note.addEventListener('input', sync);
+  async function run(action, dryRun) {
+    const body = {consumer, ids: [id], dry_run: dryRun};
+    if (action === 'discard') body.note = note.value.trim();
+    try {
+      const answer = await api(`/api/dead-letters/${action}`, body);
+      if (dryRun) {
+        previewed = key(action);
+        outcome.replaceChildren(resultBox([
+          h('strong', {},
+            `Dry run: ${formatCount(answer.count)} dead letter${
+                answer.count === 1 ? '' : 's'} of ${consumer} would be ${
+                action === 'replay' ? 'replayed (its handler is called again)' : 'discarded'}.`),
+          h('div', {class: 'small'},
+            `Nothing has changed yet. Press ${
+                action === 'replay' ? 'Replay' : 'Discard'} to do it.`)
+        ]));
+      } else {
+        state.flash = [
+          action === 'replay' ?
+              `Replayed the dead letter of ${consumer}: queued for delivery again.` :
+              `Discarded the dead letter of ${consumer}; the note is in the audit log.`,
+          [id]
+        ];
+        render();
+      }
+    } catch (e) {
+      previewed = null;
+      outcome.replaceChildren(resultBox(e.message, 'error'));
+    }
+    sync();
+  }
+  sync();
+  return h('div', {class: 'letter-actions', dataset: {consumer}}, h('h3', {}, `For ${consumer}`),
+           h('div', {class: 'cols'},
+             h('div', {}, h('div', {class: 'actions'}, previewReplay, replay)),
+             h('div', {}, note,
+               h('div', {class: 'actions', style: 'margin-top: 8px'}, previewDiscard, discard))),
+           outcome);
 }
 
 // ---- Dead letters ---------------------------------------------------------------------------
@@ -665,9 +805,16 @@ async function deadLettersPage(page, route, isCurrent) {
   const replayButton =
       h('button', {type: 'button', class: 'action primary', onclick: () => act('replay', false)},
         'Replay');
+  const discardPreviewButton =
+      h('button', {type: 'button', class: 'action', onclick: () => act('discard', true)},
+        'Preview discard (dry run)');
   const discardButton =
       h('button', {type: 'button', class: 'action danger', onclick: () => act('discard', false)},
         'Discard');
+  // What a dry run was seen for: the selection, with the rate (replay) or the note (discard).
+  const replaySignature = () => JSON.stringify(selectionRequests(selection)) + rate.value;
+  const discardSignature = () =>
+      `${JSON.stringify(selectionRequests(selection))}\n${note.value.trim()}`;
   const clearButton =
       h('button', {
         type: 'button',
@@ -683,7 +830,6 @@ async function deadLettersPage(page, route, isCurrent) {
 
   function update() {
     const size = selectionSize(selection);
-    const signature = JSON.stringify(selectionRequests(selection)) + rate.value;
     selectionText.replaceChildren();
     append(
         selectionText,
@@ -696,8 +842,11 @@ async function deadLettersPage(page, route, isCurrent) {
                      [h('strong', {}, `${size} selected`), ' · ', clearButton]);
     previewButton.disabled = size === 0;
     // A replay is offered only once its dry run has been seen for this exact selection.
-    replayButton.disabled = size === 0 || selection.previewed !== signature;
-    discardButton.disabled = size === 0 || note.value.trim() === '';
+    replayButton.disabled = size === 0 || selection.previewed !== replaySignature();
+    // So is a discard, for this selection and this note.
+    discardPreviewButton.disabled = size === 0 || note.value.trim() === '';
+    discardButton.disabled = discardPreviewButton.disabled ||
+        selection.discardPreviewed !== discardSignature();
     for (const row of page.querySelectorAll('tr[data-letter]')) {
       row.classList.toggle(
           'selected',
@@ -715,8 +864,10 @@ async function deadLettersPage(page, route, isCurrent) {
         (request) => action === 'replay' ?
             {...request, dry_run: dryRun, rate_per_second: rateValue} :
             {...request, dry_run: dryRun, note: note.value.trim()});
-    const signature = JSON.stringify(selectionRequests(selection)) + rate.value;
-    for (const button of [previewButton, replayButton, discardButton]) button.disabled = true;
+    const signature = action === 'replay' ? replaySignature() : discardSignature();
+    for (const button of [previewButton, replayButton, discardPreviewButton, discardButton]) {
+      button.disabled = true;
+    }
     try {
       let count = 0;
       const ids = [];
@@ -726,14 +877,19 @@ async function deadLettersPage(page, route, isCurrent) {
         ids.push(...(answer.events || []));
       }
       if (dryRun) {
-        selection.previewed = signature;
+        if (action === 'replay')
+          selection.previewed = signature;
+        else
+          selection.discardPreviewed = signature;
         outcome.replaceChildren(resultBox([
           h('strong', {},
-            `Dry run: ${formatCount(count)} dead letter${
-                count === 1 ? '' : 's'} would be replayed`),
-          rateValue ? ` at ${rateValue} per second.` : '.',
+            `Dry run: ${formatCount(count)} dead letter${count === 1 ? '' : 's'} would be ${
+                action === 'replay' ? 'replayed' : 'discarded'}`),
+          action === 'replay' && rateValue ? ` at ${rateValue} per second.` : '.',
           ids.length > 0 && h('div', {class: 'mono small'}, `Events: ${ids.join(', ')}`),
-          h('div', {class: 'small'}, 'Nothing has changed yet. Press Replay to do it.')
+          h('div', {class: 'small'},
+            `Nothing has changed yet. Press ${
+                action === 'replay' ? 'Replay' : 'Discard'} to do it.`)
         ]));
         update();
       } else {
@@ -757,8 +913,8 @@ async function deadLettersPage(page, route, isCurrent) {
   const groupRows = groups.map((g) => {
     return h(
         'tr', {dataset: {fingerprint: g.fingerprint}}, numberCell(g.count), h('td', {}, g.consumer),
-        h('td', {}, g.topic), h('td', {}, formatTime(g.first_seen)),
-        h('td', {}, formatTime(g.last_seen)), h('td', {class: 'err'}, g.sample_error),
+        h('td', {}, g.topic), h('td', {}, timeNode(g.first_seen)),
+        h('td', {}, timeNode(g.last_seen)), h('td', {class: 'err'}, g.sample_error),
         h('td', {},
           h('a', {
             href: `#/dead-letters${
@@ -807,7 +963,7 @@ async function deadLettersPage(page, route, isCurrent) {
         !readOnly && h('td', {class: 'check'}, box), h('td', {}, eventLink(d.event_id)),
         h('td', {}, d.consumer), h('td', {}, d.topic), h('td', {class: 'mono'}, d.key || '—'),
         h('td', {}, pill(d.reason, 'dead')), numberCell(d.attempts),
-        h('td', {class: 'err'}, d.last_error), h('td', {}, formatTime(d.last_failed_at)));
+        h('td', {class: 'err'}, d.last_error), h('td', {}, timeNode(d.last_failed_at)));
   });
   const selectAll = !readOnly && h('input', {
     type: 'checkbox',
@@ -893,7 +1049,8 @@ async function deadLettersPage(page, route, isCurrent) {
                   },
                   'Note (required)'),
                 note),
-              h('div', {class: 'actions', style: 'margin-top: 8px'}, discardButton))),
+              h('div', {class: 'actions', style: 'margin-top: 8px'}, discardPreviewButton,
+                discardButton))),
           outcome),
     h('section', {class: 'panel', 'aria-label': 'Parked keys'}, h('h2', {}, 'Parked keys'),
       h('p', {class: 'muted small'},
@@ -902,6 +1059,70 @@ async function deadLettersPage(page, route, isCurrent) {
   ]);
   note.id = 'discard-note';
   update();
+}
+
+// ---- Workers --------------------------------------------------------------------------------
+
+// The registered workers, alive or dead as the kernel tells, and each consumer's verdict: the
+// page an operator opens when work is stuck.
+function workersPage(page, route, isCurrent) {
+  const updated = h('span', {class: 'muted small', 'aria-live': 'off'});
+  const workers = h('section', {class: 'panel', 'aria-label': 'Workers'});
+  const consumers = h('section', {class: 'panel', 'aria-label': 'Consumers and their workers'});
+  append(page, [pageHead('Workers', updated), workers, consumers]);
+  return every(isCurrent, async () => {
+    const [answer, overview] = await Promise.all([api('/api/workers'), api('/api/overview')]);
+    if (!isCurrent()) return;
+    const now = answer.now ?? Date.now();
+    updated.textContent = `Updated ${formatTime(now)} · refreshes every 2 s`;
+    const rows = answer.workers.map((w) => {
+      const oldest = Math.min(...w.claims.map((c) => toMs(c.since)));
+      return h(
+          'tr', {class: `liveness-${w.liveness}`, dataset: {worker: w.id, liveness: w.liveness}},
+          h('td', {class: 'num mono'}, w.id), h('td', {class: 'num mono'}, w.pid),
+          h('td', {}, w.host), h('td', {}, w.kind), h('td', {}, w.consumers.join(', ') || '—'),
+          h('td', {}, timeNode(w.started_at),
+            h('div', {class: 'muted small'},
+              `${formatDuration(Math.max(0, now - toMs(w.started_at)))} ago`)),
+          h('td', {dataset: {field: 'liveness'}},
+            pill(w.liveness, {alive: 'ok', dead: 'dead', unknown: 'warning'}[w.liveness])),
+          h('td', {class: 'num'}, formatCount(w.claims.length),
+            w.claims.length > 0 &&
+                h('div', {class: 'muted small'},
+                  `oldest ${formatDuration(Math.max(0, now - oldest))}`)));
+    });
+    workers.replaceChildren(
+        h('h2', {}, 'Workers'),
+        table(
+            [
+              ['ID', 'num'], ['PID', 'num'], 'Host', 'Kind', 'Consumers', 'Since (UTC)', 'State',
+              ['Claims', 'num']
+            ],
+            rows, 'No worker is registered: none is running.'),
+        h('p', {class: 'muted small'},
+          'A worker registers when it starts (or, for run_until_idle and SQL, when it first ' +
+              'claims) and leaves when it stops. Alive or dead comes from the lock it holds ' +
+              'beside the file, asked of the kernel: nothing is written to tell.'));
+    const consumerRows = overview.consumers.map((c) => {
+      const health = c.health || {status: 'ok', findings: []};
+      return h('tr', {
+        class: health.status !== 'ok' ? `health-${health.status}` : null,
+        dataset: {consumer: c.name, health: health.status}
+      },
+               h('th', {scope: 'row'}, c.name), h('td', {}, workersText(health, now)),
+               h('td', {}, timeNode(health.last_seen_worker_at)), numberCell(c.due ?? 0),
+               h('td', {class: 'num'}, formatDuration(c.lag_ms)),
+               h('td', {},
+                 health.findings.length === 0 ?
+                     pill('ok', 'ok') :
+                     health.findings.map((f) => h('div', {class: 'finding'}, f.detail))));
+    });
+    consumers.replaceChildren(
+        h('h2', {}, 'Consumers'),
+        table(
+            ['Consumer', 'Workers', 'Last seen a worker', ['Due', 'num'], ['Lag', 'num'], 'Check'],
+            consumerRows, 'No consumers yet.'));
+  });
 }
 
 // ---- Backfill and prune ---------------------------------------------------------------------
@@ -928,14 +1149,14 @@ async function backfillPage(page, route, isCurrent) {
   const eventRadio = h('input', {type: 'radio', name: 'from', value: 'event'});
   const since =
       h('input',
-        {type: 'datetime-local', name: 'since', value: toLocalInput(Date.now() - 3600 * 1000)});
+        {type: 'datetime-local', name: 'since', value: toUtcInput(Date.now() - 3600 * 1000)});
   const fromEvent =
       h('input', {type: 'text', name: 'from_event', class: 'wide', placeholder: 'event ID'});
   const backfillOutcome = h('div', {'aria-live': 'polite'});
   let previewed = null;
   const request = () =>
       (eventRadio.checked ? {consumer: consumer.value, from_event: fromEvent.value.trim()} :
-                            {consumer: consumer.value, since: fromLocalInput(since.value)});
+                            {consumer: consumer.value, since: fromUtcInput(since.value)});
   const previewButton = h(
       'button', {type: 'button', class: 'action', onclick: () => backfill(true)}, 'Preview count');
   const runButton =
@@ -955,10 +1176,20 @@ async function backfillPage(page, route, isCurrent) {
       const answer = await api('/api/backfill', {...body, dry_run: dryRun});
       previewed = dryRun ? JSON.stringify(body) : null;
       backfillOutcome.replaceChildren(resultBox(
-          dryRun ? `Dry run: ${formatCount(answer.count)} event(s) would be queued again for ${
-                       body.consumer}. Nothing has changed yet.` :
-                   `Queued ${formatCount(answer.count)} event(s) for ${body.consumer}.`,
+          dryRun ?
+              [
+                h('strong', {},
+                  `Dry run: ${formatCount(answer.count)} event(s) would be delivered to ${
+                      body.consumer} again.`),
+                h('div', {class: 'small'},
+                  `Its handler is called again for each of them, also for those it has ` +
+                      `handled before. Nothing has changed yet. Press Backfill to do it.`)
+              ] :
+              `Backfilled ${formatCount(answer.count)} event(s) for ${
+                  body.consumer}: their seen marks are cleared and they are delivered again.`,
           dryRun ? '' : 'ok'));
+      runButton.textContent =
+          dryRun ? `Backfill ${formatCount(answer.count)} event(s)` : 'Backfill';
     } catch (e) {
       previewed = null;
       backfillOutcome.replaceChildren(resultBox(e.message, 'error'));
@@ -1003,8 +1234,11 @@ async function backfillPage(page, route, isCurrent) {
       page,
       h('div', {class: 'grid2'},
         h('section', {class: 'panel', 'aria-label': 'Backfill'}, h('h2', {}, 'Backfill a consumer'),
-          h('p', {class: 'muted small'},
-            'Queues retained events for the consumer again; its inbox still drops what it has seen.'),
+          h('p', {class: 'small backfill-warning'},
+            'Delivers retained events to the consumer again: backfill clears the consumer\'s ' +
+                'seen marks (its inbox) for them, so its handler is called again for every one, ' +
+                'also for events it has handled. A handler with outside effects (an email, a ' +
+                'charge) repeats them. Preview the count first; Backfill runs only after it.'),
           h('div', {class: 'stack'}, field('Consumer', consumer),
             h('fieldset', {}, h('legend', {class: 'label muted small'}, 'Events'),
               h('label', {class: 'radio'}, sinceRadio, 'created since'), since,
@@ -1043,7 +1277,7 @@ async function auditPage(page, route, isCurrent) {
     const entries = answer.entries || [];
     for (const entry of entries) {
       rowsBody.push(
-          h('tr', {dataset: {action: entry.action}}, h('td', {}, formatTime(entry.at)),
+          h('tr', {dataset: {action: entry.action}}, h('td', {}, timeNode(entry.at)),
             h('td', {}, h('strong', {}, entry.action)), h('td', {}, pill(entry.source)),
             numberCell(entry.count),
             h('td', {class: 'mono small err'},

@@ -23,3 +23,4 @@
 #include "sluice/retry_policy.hpp"
 #include "sluice/stats.hpp"
 #include "sluice/worker.hpp"
+#include "sluice/workers.hpp"

@@ -33,6 +33,9 @@ struct ConsumerStats {
   // Pending events left by workers without a handler for their topic, for a worker of the
   // consumer that has one (delivery reason 'unhandled'; no attempt spent). Part of `pending`.
   long long waiting_for_handler = 0;
+  // Events a worker would take now: pending ones whose not-before time and next attempt have
+  // come, and claimed ones. Work that waits only for a worker to be running.
+  long long due = 0;
 };
 
 // Events of one consumer and topic waiting for a handler (see ConsumerStats).
