@@ -80,6 +80,9 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
       }
     }
     sql.where("e.seq > ?", {filter.after_seq});
+    const std::int64_t before_seq = filter.before_seq > 0 ? filter.before_seq : INT64_MAX;
+    if (filter.before_seq > 0) sql.where("e.seq < ?", {before_seq});
+    const std::string order = filter.newest_first ? " ORDER BY seq DESC" : " ORDER BY seq";
     if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
     if (!filter.key.empty()) sql.where("e.key = ?", {filter.key});
     if (!filter.event_id.empty()) sql.where("e.id = ?", {filter.event_id});
@@ -92,10 +95,10 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
       // `since`: the whole file before the last hour's events.
       sql.where(
           "e.seq IN (SELECT seq FROM sluice_events WHERE created_at >= ? AND created_at < ? AND "
-          "seq > ? ORDER BY seq LIMIT " +
-              std::to_string(filter.limit) + ")",
+          "seq > ? AND seq < ?" +
+              order + " LIMIT " + std::to_string(filter.limit) + ")",
           {filter.since ? to_millis(*filter.since) : INT64_MIN,
-           filter.until ? to_millis(*filter.until) : INT64_MAX, filter.after_seq});
+           filter.until ? to_millis(*filter.until) : INT64_MAX, filter.after_seq, before_seq});
     } else {
       // With other filters, by seq between the first and last seq of the range, which
       // sluice_events_created gives exactly (min(+seq): not by walking seq order to a match).
@@ -115,7 +118,8 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
       }
     }
     SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
-                                     sql.clause() + " ORDER BY e.seq LIMIT " +
+                                     sql.clause() + " ORDER BY e.seq" +
+                                     (filter.newest_first ? " DESC" : "") + " LIMIT " +
                                      std::to_string(filter.limit));
     sql.bind(select);
     std::vector<Event> events;
