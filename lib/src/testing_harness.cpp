@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "exclusive_use.hpp"
 #include "handler_context.hpp"
 #include "sluice/database.hpp"
 #include "sluice/inspect.hpp"
@@ -89,6 +90,8 @@ struct Harness::Impl {
   Outbox outbox;
   // The mode each consumer was subscribed with on this harness, for run().
   std::map<std::string, DeliveryMode> modes;
+  // The test thread's; a second thread's drain or run would share the one connection.
+  ExclusiveUse use;
 };
 
 Harness::Harness(Options options) {
@@ -129,13 +132,20 @@ void Harness::subscribe_batch(const std::string& consumer, const std::string& to
   impl_->modes[consumer] = mode;
 }
 
-EnqueueResult Harness::enqueue(const NewEvent& event) { return impl_->outbox.enqueue_now(event); }
+EnqueueResult Harness::enqueue(const NewEvent& event) {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::enqueue");
+  return impl_->outbox.enqueue_now(event);
+}
 
 std::int64_t Harness::mark() { return newest_event_seq(impl_->db); }
 
-DrainResult Harness::drain() { return impl_->worker.run_until_idle(); }
+DrainResult Harness::drain() {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::drain");
+  return impl_->worker.run_until_idle();
+}
 
 DrainResult Harness::advance(Duration by) {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::advance");
   if (by < Duration(0)) {
     throw InvalidArgument("sluice::testing: advance: the duration is negative (" +
                           std::to_string(by.count()) + " ms)");
@@ -173,6 +183,7 @@ DeliveryMode Harness::declared_mode(const std::string& consumer) {
 
 Outcome Harness::run(const Handler& handler, const Event& event, int attempt,
                      const std::string& consumer) {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::run");
   if (declared_mode(consumer) == DeliveryMode::kOutsideTransaction) {
     HandlerContext context(consumer, attempt, nullptr, nullptr);
     return call_outside_handler(handler, event, context);

@@ -99,8 +99,9 @@ DeliveryStatus require_retrying(SQLite::Database& db, const std::string& consume
                                 std::optional<TimePoint> next_at = std::nullopt,
                                 std::source_location where = std::source_location::current());
 
-// Not thread-safe: one test thread owns it. A :memory: database with the sluice schema, a
-// ManualClock, and a Worker on that database that delivers only when asked, in the caller's
+// Not thread-safe: one test thread owns it; enqueue(), drain(), advance() and run() from a second
+// thread while one of them runs throw InvalidArgument. A :memory: database with the sluice schema,
+// a ManualClock, and a Worker on that database that delivers only when asked, in the caller's
 // thread. Subscribe the app's handlers, enqueue, then drain() or advance(): every event that
 // falls due, including those the handlers enqueue, is delivered before they return.
 class Harness {
