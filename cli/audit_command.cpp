@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "number_bounds.hpp"
 #include "printable.hpp"
 #include "sluice/audit.hpp"
 #include "table.hpp"
@@ -27,10 +28,10 @@ void add_audit_command(CLI::App& app, std::shared_ptr<Session> session) {
       "audit --after 120 --json");
   command->add_option("--after", args->after, "Entries after this ID (a page's last ID)")
       ->type_name("ID")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_in(0));
   command->add_option("--limit", args->limit, "At most N entries (default 100)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_in(1, 1'000'000));
   command->add_flag("--json", args->json,
                     "Print {entries: [{id, at, action, filter, count, note, source}]}");
   command->callback([session, args]() {

@@ -20,11 +20,17 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 Json removal_json(const ConsumerRemoval& r, bool dry_run) {
-  return Json{{"consumer", r.consumer},     {"dry_run", dry_run},
-              {"removed", r.removed},       {"topics", r.topics},
-              {"deliveries", r.deliveries}, {"dead_letters", r.dead_letters},
-              {"inbox", r.inbox},           {"claims", r.claims},
-              {"attempts", r.attempts},     {"last_active", time_json(r.last_active)}};
+  return Json{{"consumer", r.consumer},
+              {"dry_run", dry_run},
+              {"removed", r.removed},
+              {"topics", r.topics},
+              {"deliveries", r.deliveries},
+              {"dead_letters", r.dead_letters},
+              {"inbox", r.inbox},
+              {"claims", r.claims},
+              {"attempts", r.attempts},
+              {"last_active", time_json(r.last_active)},
+              {"live_worker", r.live_worker.empty() ? Json(nullptr) : Json(r.live_worker)}};
 }
 
 void print_removal(const ConsumerRemoval& r) {
@@ -34,8 +40,13 @@ void print_removal(const ConsumerRemoval& r) {
             << "seen IDs     " << r.inbox << '\n'
             << "claims       " << r.claims << '\n'
             << "attempts     " << r.attempts << '\n'
-            << "last active  " << (r.last_active ? format_time(*r.last_active) : "never") << '\n'
-            << (r.removed ? "removed consumer " : "would remove consumer ") << printable(r.consumer)
+            << "last active  " << (r.last_active ? format_time(*r.last_active) : "never") << '\n';
+  if (!r.live_worker.empty()) {
+    std::cout << "would refuse: a worker of '" << printable(r.consumer) << "' looks alive ("
+              << printable(r.live_worker) << "); stop its workers first, or --force\n";
+    return;
+  }
+  std::cout << (r.removed ? "removed consumer " : "would remove consumer ") << printable(r.consumer)
             << '\n';
 }
 
@@ -54,14 +65,15 @@ void add_remove(CLI::App& consumer, std::shared_ptr<Session> session) {
       "Removes its subscriptions, deliveries (dead letters too), seen IDs, claims and attempt\n"
       "history. Refused while a worker of it looks alive (a claim of a running process, or work\n"
       "in the last hour) unless --force; stop its workers first (one idle for longer is not\n"
-      "seen, and fails on its next claim).\nExample:\n"
+      "seen, and fails on its next claim). --dry-run is never refused: it says whether the\n"
+      "removal would be.\nExample:\n"
       "  sluice --db app.db consumer remove old-reports --dry-run");
   command->add_option("NAME", args->name, "The consumer")->required();
   command->add_flag("--dry-run", args->dry_run, "Print what would be removed; remove nothing");
   command->add_flag("--force", args->force, "Remove even while a worker of it looks alive");
   command->add_flag("--json", args->json,
                     "Print {consumer, dry_run, removed, topics, deliveries, dead_letters, inbox, "
-                    "claims, attempts, last_active}");
+                    "claims, attempts, last_active, live_worker}");
   command->callback([session, args]() {
     SQLite::Database db = session->open();
     ConsumerRemoval removal;

@@ -1,5 +1,6 @@
 // `sluice dlq`: list, group, show, replay and discard dead letters.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
+#include "number_bounds.hpp"
 #include "printable.hpp"
 #include "sluice/audit.hpp"
 #include "sluice/dead_letters.hpp"
@@ -73,14 +75,25 @@ std::string first_line(const std::string& text, std::size_t max_width) {
 }
 
 void print_dead_letters(const std::vector<DeadLetter>& dead_letters, const Style& style) {
-  Table table({"EVENT", "CONSUMER", "TOPIC", "REASON", "ATTEMPTS", "LAST FAILED", "ERROR"});
+  // The operator's note says why a letter was discarded: shown whenever a discarded one is.
+  const bool notes = std::any_of(dead_letters.begin(), dead_letters.end(),
+                                 [](const DeadLetter& d) { return d.discarded; });
+  std::vector<std::string> columns{"EVENT",    "CONSUMER",    "TOPIC", "REASON",
+                                   "ATTEMPTS", "LAST FAILED", "ERROR"};
+  if (notes) columns.push_back("NOTE");
+  Table table(columns);
   table.align_right(4);
   for (const DeadLetter& d : dead_letters) {
-    table.add_row({printable(d.event_id), printable(d.consumer), printable(d.topic),
-                   d.discarded ? style.dim(printable(d.reason) + ", discarded")
-                               : style.red(printable(d.reason)),
-                   std::to_string(d.attempts), format_time(d.last_failed_at),
-                   first_line(d.last_error, 80)});
+    std::vector<std::string> row{printable(d.event_id),
+                                 printable(d.consumer),
+                                 printable(d.topic),
+                                 d.discarded ? style.dim(printable(d.reason) + ", discarded")
+                                             : style.red(printable(d.reason)),
+                                 std::to_string(d.attempts),
+                                 format_time(d.last_failed_at),
+                                 first_line(d.last_error, 80)};
+    if (notes) row.push_back(first_line(d.note, 60));
+    table.add_row(row);
   }
   table.print(std::cout, style);
 }
@@ -284,9 +297,9 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
                 << printable(d.consumer) << '\n'
                 << "topic        " << printable(d.topic) << '\n';
       if (!d.key.empty()) std::cout << "key          " << printable(d.key) << '\n';
-      std::cout << "reason       " << printable(d.discarded ? "discarded: " + d.note : d.reason)
-                << '\n'
-                << "attempts     " << d.attempts << '\n'
+      std::cout << "reason       " << printable(d.reason) << '\n';
+      if (d.discarded) std::cout << "discarded    " << printable(d.note) << '\n';
+      std::cout << "attempts     " << d.attempts << '\n'
                 << "first failed " << format_time(d.first_failed_at) << '\n'
                 << "last failed  " << format_time(d.last_failed_at) << '\n'
                 << "error        " << printable(d.last_error) << '\n'
@@ -335,7 +348,7 @@ void add_action(CLI::App& dlq, std::shared_ptr<Session> session, Action action) 
   if (replay) {
     command->add_option("--rate", args->rate, "At most N replays per second")
         ->type_name("N")
-        ->check(CLI::PositiveNumber);
+        ->check(number_above_zero());
   } else {
     command->add_option("--note", args->note, "Why (kept with the audit record)")->required();
   }

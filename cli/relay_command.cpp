@@ -73,7 +73,7 @@ void serve_until_stopped(const std::string& file,
   const int signal = wait_for_stop_signal(signals);
   service->stop();
   server.reset();  // no scrape may read the service once it is gone
-  options.log->write(LogLevel::kInfo, name + " stopped", {{"signal", std::to_string(signal)}});
+  options.log->write(LogLevel::kInfo, name + " stopped", {{"signal", signal}});
 }
 
 // The file named on the command line, else the CLI's --db (or SLUICE_DB).
@@ -97,7 +97,16 @@ void add_relay_command(CLI::App& app) {
   auto arguments = std::make_shared<Arguments>();
   CLI::App* command =
       app.add_subcommand("relay", "Relay a file's events to a NATS JetStream stream");
-  command->add_option("file", arguments->file, "The sluice file (default: --db / SLUICE_DB)");
+  command->footer(
+      "Runs until SIGINT or SIGTERM, logging JSON lines on stderr. Each event is published once\n"
+      "per stream (its ID is the message ID); a relay killed mid-batch publishes again what the\n"
+      "stream's duplicate window drops. --metrics-listen serves the file's metrics (see\n"
+      "sluice metrics --help) and sluice_relay_published_total, sluice_relay_duplicates_total,\n"
+      "sluice_relay_broker_errors_total, sluice_relay_rejected_total.\nExample:\n"
+      "  sluice --db app.db relay --nats nats://127.0.0.1:4222 --stream ORDERS "
+      "--topic order.placed");
+  command->add_option("file", arguments->file,
+                      "The sluice file, instead of --db (default: --db / SLUICE_DB)");
   command->add_option("--nats", arguments->relay.nats_url, "NATS URL(s), comma-separated")
       ->required();
   command->add_option("--stream", arguments->relay.stream, "JetStream stream")->required();
@@ -139,7 +148,17 @@ void add_ingest_command(CLI::App& app) {
   auto arguments = std::make_shared<Arguments>();
   CLI::App* command =
       app.add_subcommand("ingest", "Ingest a NATS JetStream stream's events into a file");
-  command->add_option("file", arguments->file, "The sluice file (default: --db / SLUICE_DB)");
+  command->footer(
+      "Runs until SIGINT or SIGTERM, logging JSON lines on stderr. Each message is stored once\n"
+      "(the event's ID drops a redelivery) in the same transaction as the stream position.\n"
+      "--metrics-listen serves the file's metrics (see sluice metrics --help) and\n"
+      "sluice_ingest_received_total, sluice_ingest_duplicates_total,\n"
+      "sluice_ingest_malformed_total, sluice_ingest_broker_errors_total,\n"
+      "sluice_ingest_pending_messages.\nExample:\n"
+      "  sluice --db app.db ingest --nats nats://127.0.0.1:4222 --stream ORDERS "
+      "--durable billing-site");
+  command->add_option("file", arguments->file,
+                      "The sluice file, instead of --db (default: --db / SLUICE_DB)");
   command->add_option("--nats", arguments->ingester.nats_url, "NATS URL(s), comma-separated")
       ->required();
   command->add_option("--stream", arguments->ingester.stream, "JetStream stream")->required();

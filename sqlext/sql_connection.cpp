@@ -29,6 +29,7 @@ SqlConnection::SqlConnection(sqlite3* handle) : handle_(handle), db_(adopt_conne
 
 SqlConnection::~SqlConnection() {
   consumers_.clear();  // their statements go before the adopted connection object
+  change_wait_.reset();
   std::lock_guard lock(states_mutex);
   states().erase(handle_);
 }
@@ -68,6 +69,11 @@ SqlConsumer& SqlConnection::consumer(const std::string& name) {
   auto& slot = consumers_[name];
   if (!slot) slot = std::make_unique<SqlConsumer>(db_, name);
   return *slot;
+}
+
+ChangeWait& SqlConnection::change_wait() {
+  if (!change_wait_) change_wait_ = std::make_unique<ChangeWait>(db_);
+  return *change_wait_;
 }
 
 }  // namespace sluice::sqlext

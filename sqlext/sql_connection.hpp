@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "change_wait.hpp"
 #include "connection_cache.hpp"
 #include "sql_consumer.hpp"
 
@@ -35,6 +36,9 @@ class SqlConnection : public ConnectionCached {
   // The consumer `name` as driven through this connection.
   SqlConsumer& consumer(const std::string& name);
 
+  // sluice_wait() on this connection's file.
+  ChangeWait& change_wait();
+
  private:
   explicit SqlConnection(sqlite3* handle);
 
@@ -42,6 +46,7 @@ class SqlConnection : public ConnectionCached {
   SQLite::Database db_;
   bool schema_ok_ = false;
   std::map<std::string, std::unique_ptr<SqlConsumer>> consumers_;
+  std::unique_ptr<ChangeWait> change_wait_;  // made on first use: most hosts never wait
 };
 
 }  // namespace sluice::sqlext

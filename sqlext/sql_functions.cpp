@@ -1,5 +1,6 @@
 #include "sql_functions.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -74,7 +75,31 @@ void require_autocommit(SqlConnection& c, const char* function) {
   }
 }
 
-NewEvent new_event(int argc, Args argv) {
+// not_before as integer milliseconds since the epoch, or as text SQLite's date functions read
+// (ISO-8601: '2026-12-02T10:30:00Z', '2026-12-02 10:30:00.250+01:00'), read by SQLite itself so
+// that it means what julianday() and datetime() make of it on the same connection.
+TimePoint not_before_time(SQLite::Database& db, sqlite3_value* value) {
+  if (sqlite3_value_type(value) == SQLITE_INTEGER)
+    return TimePoint(Duration(sqlite3_value_int64(value)));
+  const std::string given = text(value);
+  if (sqlite3_value_type(value) == SQLITE_TEXT) {
+    // julianday() keeps whole milliseconds (SQLite holds them as an integer), and a double holds
+    // this product exactly for any year SQLite reads (0000-9999).
+    SQLite::Statement read(db, "SELECT round((julianday(?) - 2440587.5) * 86400000.0)");
+    read.bind(1, given);
+    if (read.executeStep() && !read.getColumn(0).isNull()) {
+      return TimePoint(Duration(static_cast<std::int64_t>(read.getColumn(0).getDouble())));
+    }
+  }
+  // A message is C text: a NUL would end it before it says what was wrong.
+  std::string shown = sqlite3_value_type(value) == SQLITE_BLOB ? "a blob" : "'" + given + "'";
+  std::replace(shown.begin(), shown.end(), '\0', '?');
+  throw InvalidArgument("sluice: enqueue: not_before " + shown +
+                        " is neither an integer (milliseconds since the Unix epoch) nor an "
+                        "ISO-8601 time such as '2026-12-02T10:30:00Z'");
+}
+
+NewEvent new_event(SQLite::Database& db, int argc, Args argv) {
   NewEvent event;
   event.topic = text(arg(argc, argv, 0));
   if (is_null(arg(argc, argv, 1))) {
@@ -85,11 +110,7 @@ NewEvent new_event(int argc, Args argv) {
   event.id = text(arg(argc, argv, 3));
   event.dedup_key = text(arg(argc, argv, 4));
   if (sqlite3_value* not_before = arg(argc, argv, 5); !is_null(not_before)) {
-    if (sqlite3_value_type(not_before) != SQLITE_INTEGER) {
-      throw InvalidArgument(
-          "sluice: enqueue: not_before must be an integer, milliseconds since the Unix epoch");
-    }
-    event.not_before = TimePoint(Duration(sqlite3_value_int64(not_before)));
+    event.not_before = not_before_time(db, not_before);
   }
   if (sqlite3_value* headers = arg(argc, argv, 6); !is_null(headers)) {
     const nlohmann::json object = nlohmann::json::parse(text(headers), nullptr, false);
@@ -108,7 +129,7 @@ NewEvent new_event(int argc, Args argv) {
 
 EnqueueResult enqueue(SqlConnection& c, int argc, Args argv) {
   c.require_schema();
-  const NewEvent event = new_event(argc, argv);
+  const NewEvent event = new_event(c.db(), argc, argv);
   return enqueue_in_statement(c.db(), event, Options{});
 }
 
@@ -180,7 +201,22 @@ void sluice_claim(sqlite3_context* ctx, int argc, Args argv) {
   run(ctx, [&](SqlConnection& c) {
     c.require_schema();
     const int limit = is_null(arg(argc, argv, 1)) ? 100 : sqlite3_value_int(argv[1]);
+    // A commit after the claim looked ends the next sluice_wait() at once.
+    c.change_wait().mark();
     result_text(ctx, c.consumer(text(argv[0])).claim(limit));
+  });
+}
+
+void sluice_wait(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    require_autocommit(c, "sluice_wait");
+    if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER || sqlite3_value_int64(argv[0]) < 0) {
+      throw InvalidArgument(
+          "sluice: sluice_wait: the timeout must be a whole number of milliseconds, 0 or more");
+    }
+    const auto timeout = Duration(
+        std::min<std::int64_t>(sqlite3_value_int64(argv[0]), Options::kLongestDuration.count()));
+    sqlite3_result_int64(ctx, c.change_wait().wait(timeout) ? 1 : 0);
   });
 }
 
@@ -256,6 +292,7 @@ const Function kFunctions[] = {
     {"sluice_done", 2, 2, sluice_done, false},
     {"sluice_fail", 3, 4, sluice_fail, false},
     {"sluice_release", 1, 1, sluice_release, false},
+    {"sluice_wait", 1, 1, sluice_wait, false},
     {"sluice_dlq_replay", 2, 2, sluice_dlq_replay, false},
     {"sluice_dlq_discard", 3, 3, sluice_dlq_discard, false},
 };

@@ -121,6 +121,49 @@ TEST_CASE("events filters by topic, consumer and state, since and limit") {
   CHECK(table.out.find("{\"fail\":true,\"order\":2}") != std::string::npos);
 }
 
+TEST_CASE("events pages oldest or newest first, filters by key, ID and until, hints at more") {
+  CliFixture f;
+  f.init();
+  std::vector<std::string> ids;
+  for (int order = 1; order <= 5; ++order)
+    ids.push_back(f.enqueue_order(order, false, "k" + std::to_string(order % 2)));
+  const auto first = f.json({"events", "--limit", "2"});
+  REQUIRE(first["events"].size() == 2);
+  CHECK(first["events"][0]["id"] == ids[0]);
+  CHECK(first["next_after_seq"] == first["events"][1]["seq"]);
+  const auto rest =
+      f.json({"events", "--after", to_string(first["next_after_seq"]), "--limit", "3"});
+  REQUIRE(rest["events"].size() == 3);
+  CHECK(rest["events"][0]["id"] == ids[2]);
+  CHECK(rest["next_after_seq"].is_null());
+
+  const auto newest = f.json({"events", "--newest-first", "--limit", "2"});
+  REQUIRE(newest["events"].size() == 2);
+  CHECK(newest["events"][0]["id"] == ids[4]);
+  CHECK(newest["events"][1]["id"] == ids[3]);
+  const auto older = f.json({"events", "--newest-first", "--before",
+                             to_string(newest["next_before_seq"]), "--limit", "5"});
+  REQUIRE(older["events"].size() == 3);
+  CHECK(older["events"][0]["id"] == ids[2]);
+  CHECK(older["next_before_seq"].is_null());
+
+  CHECK(f.json({"events", "--key", "k1"})["events"].size() == 3);
+  const auto one = f.json({"events", "--id", ids[3]})["events"];
+  REQUIRE(one.size() == 1);
+  CHECK(one[0]["id"] == ids[3]);
+  CHECK(f.json({"events", "--until", "1h"})["events"].empty());
+  CHECK(f.json({"events", "--until", "2999-01-01T00:00:00Z"})["events"].size() == 5);
+
+  // The table stays only the table; the hint goes to stderr, naming the next page's option.
+  const auto page = f.sluice({"events", "--limit", "2"});
+  CHECK(page.exit_code == 0);
+  CHECK(page.err == "More events match: the next page with --after " +
+                        to_string(first["next_after_seq"]) + "\n");
+  CHECK(f.sluice({"events"}).err.empty());
+  CHECK(f.sluice({"events", "--newest-first", "--limit", "4"}).err.find("--before ") !=
+        std::string::npos);
+}
+
 TEST_CASE("show prints an event with its payload and each consumer's history") {
   CliFixture f;
   f.init();
@@ -282,6 +325,27 @@ TEST_CASE("dlq list groups dead letters by error fingerprint with counts and fir
   const auto grouped_table = f.sluice({"dlq", "list", "--group"});
   CHECK(grouped_table.out.rfind("COUNT  CONSUMERS", 0) == 0);
   CHECK(grouped_table.out.find("    3  billing") != std::string::npos);
+}
+
+TEST_CASE("a discarded dead letter shows both its original reason and the operator's note") {
+  CliFixture f;
+  f.init();
+  const std::string id = f.enqueue_order(1, true);
+  f.enqueue_order(2, true);
+  f.deliver();
+  REQUIRE(f.sluice({"dlq", "discard", id, "--note", "test order, JIRA-7"}).exit_code == 0);
+  const auto listed = f.sluice({"dlq", "list", "--discarded"});
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out.find("NOTE") != std::string::npos);
+  CHECK(listed.out.find("test order, JIRA-7") != std::string::npos);
+  // Without discarded records there is no note to show.
+  CHECK(f.sluice({"dlq", "list"}).out.find("NOTE") == std::string::npos);
+
+  const auto shown = f.sluice({"dlq", "show", id});
+  CHECK(shown.exit_code == 0);
+  CHECK(shown.out.find("reason       permanent\n") != std::string::npos);
+  CHECK(shown.out.find("discarded    test order, JIRA-7\n") != std::string::npos);
+  CHECK(shown.out.find("error        order 1 rejected") != std::string::npos);
 }
 
 TEST_CASE("dlq show, replay and discard act on named dead letters and report what they did") {

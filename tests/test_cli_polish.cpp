@@ -145,3 +145,95 @@ TEST_CASE("show names the consumers that subscribed after the event instead of s
         std::string::npos);
   CHECK(other.json({"show", lonely})["subscribed_after"].empty());
 }
+
+TEST_CASE("relay and ingest --help show their own example, not the root command's") {
+  if (CliFixture::sluice_bare({"--help"}).out.find("  relay") == std::string::npos) return;
+  for (const std::string command : {"relay", "ingest"}) {
+    CAPTURE(command);
+    const auto help = CliFixture::sluice_bare({command, "--help"});
+    CHECK(help.exit_code == 0);
+    CHECK(help.out.find("Example:\n  sluice --db app.db " + command + " --nats ") !=
+          std::string::npos);
+    CHECK(help.out.find("SLUICE_DB=app.db sluice dlq list") == std::string::npos);
+    CHECK(help.out.find("sluice_" + std::string(command == "relay" ? "relay" : "ingest") + "_") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("metrics --help names every metric family the command prints") {
+  CliFixture f;
+  f.init();
+  f.enqueue_order(1);
+  f.deliver();
+  {
+    SQLite::Database db(f.db_path, SQLite::OPEN_READWRITE);
+    db.exec("INSERT INTO sluice_nats_positions (stream, durable, stream_seq) VALUES ('S', 'd', 3)");
+  }
+  const auto metrics = f.sluice({"metrics"});
+  REQUIRE(metrics.exit_code == 0);
+  const std::string help = CliFixture::sluice_bare({"metrics", "--help"}).out;
+  std::istringstream lines(metrics.out);
+  std::string line;
+  int families = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# TYPE ", 0) != 0) continue;
+    const std::string name = line.substr(7, line.find(' ', 7) - 7);
+    CAPTURE(name);
+    CHECK(help.find(name) != std::string::npos);
+    ++families;
+  }
+  CHECK(families >= 11);
+}
+
+TEST_CASE("a number out of range is refused in words, without a 300-digit bound") {
+  CliFixture f;
+  f.init();
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"audit", "--after", "-1"},
+                                               {"events", "--after", "-5"},
+                                               {"events", "--limit", "0"},
+                                               {"audit", "--limit", "x"}}) {
+    CAPTURE(args[0] + " " + args[1] + " " + args[2]);
+    const auto refused = f.sluice(args);
+    CHECK(refused.exit_code == 2);
+    CHECK(one_line(refused.err));
+    CHECK(refused.err.size() < 200);
+    CHECK(refused.err.find("must be a whole number, ") != std::string::npos);
+    CHECK(refused.err.find("not '" + args[2] + "'") != std::string::npos);
+  }
+  CHECK(f.sluice({"dlq", "replay", "--all", "--rate", "-2", "--dry-run"})
+            .err.find("must be a number above 0, not '-2'") != std::string::npos);
+}
+
+TEST_CASE("a mistyped subcommand gets the nearest one, with the command before it") {
+  CliFixture f;
+  f.init();
+  const auto typo = f.sluice({"dlq", "lst"});
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err ==
+        "sluice: unknown command 'dlq lst'; did you mean 'dlq list'? (see sluice dlq --help)\n");
+  CHECK(f.sluice({"consumer", "remvoe", "x"}).err.find("did you mean 'consumer remove'?") !=
+        std::string::npos);
+}
+
+TEST_CASE("--json is taken before the command as after it; global options after it too") {
+  CliFixture f;
+  f.init();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--json", "stats"}, {"stats", "--json"}}) {
+    const auto stats = f.sluice(args);
+    CHECK(stats.exit_code == 0);
+    CHECK(stats.out.find("\"consumers\"") != std::string::npos);
+  }
+  const auto nested = f.sluice({"dlq", "--json", "list"});
+  CHECK(nested.exit_code == 0);
+  CHECK(nested.out.find("\"dead_letters\"") != std::string::npos);
+  // A command without --json says so, pointing at its own help.
+  const auto metrics = f.sluice({"--json", "metrics"});
+  CHECK(metrics.exit_code == 2);
+  CHECK(metrics.err.find("(see sluice metrics --help)") != std::string::npos);
+
+  CHECK(f.sluice({"stats", "--busy-timeout", "2s"}).exit_code == 0);
+  const auto db_after = CliFixture::sluice_bare({"dlq", "list", "--db", f.db_path, "--json"});
+  CHECK(db_after.exit_code == 0);
+  CHECK(db_after.out.find("\"dead_letters\"") != std::string::npos);
+}

@@ -90,7 +90,19 @@ TEST_CASE("consumer remove refuses a consumer with a live worker unless --force"
   CHECK(one_line(refused.err));
   CHECK(refused.err.find("'billing' looks alive") != std::string::npos);
   CHECK(refused.err.find("--force") != std::string::npos);
-  CHECK(f.sluice({"consumer", "remove", "billing", "--dry-run"}).exit_code == 2);
+  CHECK(refused.err.rfind("sluice: remove consumer: ", 0) == 0);
+  CHECK(refused.err.find("less than 1h ago") != std::string::npos);
+  // A preview is never refused: it says what it found and that the removal would be refused.
+  const auto preview = f.sluice({"consumer", "remove", "billing", "--dry-run"});
+  CHECK(preview.exit_code == 0);
+  CHECK(preview.out.find("would remove consumer billing") == std::string::npos);
+  CHECK(preview.out.find("would refuse: a worker of 'billing' looks alive (it was active at ") !=
+        std::string::npos);
+  CHECK(preview.out.find("less than 1h ago); stop its workers first, or --force") !=
+        std::string::npos);
+  CHECK(
+      f.json({"consumer", "remove", "billing", "--dry-run"})["live_worker"].get<std::string>().find(
+          "less than 1h ago") != std::string::npos);
   CHECK(file_bytes(f.db_path) == before);
 
   const auto forced = f.json({"consumer", "remove", "billing", "--force"});

@@ -84,6 +84,7 @@ TEST_CASE("remove_consumer's dry run counts and writes nothing") {
   CHECK_FALSE(would.removed);
   CHECK(would.inbox == 1501);
   CHECK(would.last_active.has_value());
+  CHECK(would.live_worker.empty());
   CHECK(f.db.getTotalChanges() == changes);
   CHECK(rows_of(f.db, "sluice_inbox", "drop") == 1501);
 }
@@ -96,7 +97,10 @@ TEST_CASE("remove_consumer refuses while a worker of it looks alive, unless forc
     setup.worker.run_until_idle();
     CHECK_THROWS_WITH_AS(remove_consumer(f.db, "drop", {}, f.options),
                          doctest::Contains("looks alive"), InvalidArgument);
-    CHECK_THROWS_AS(remove_consumer(f.db, "drop", {.dry_run = true}, f.options), InvalidArgument);
+    // A dry run is a preview: never refused, it says why the removal would be.
+    const ConsumerRemoval would = remove_consumer(f.db, "drop", {.dry_run = true}, f.options);
+    CHECK_FALSE(would.removed);
+    CHECK(would.live_worker.find("less than 1h ago") != std::string::npos);
     CHECK(remove_consumer(f.db, "drop", {.active_within = std::chrono::seconds(0)}, f.options)
               .removed);
   }

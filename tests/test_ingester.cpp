@@ -23,6 +23,9 @@ namespace {
 
 constexpr const char* kStream = "EVENTS";
 
+// When relayed-looking event `i` was created in the file it was relayed from.
+TimePoint created_at(int i) { return TimePoint(Duration(1'700'000'000'000 + i)); }
+
 // Publishes `count` relayed-looking events "id-<first>".. on sluice.order.placed.
 void publish_events(nats::JetStreamClient& client, int first, int count) {
   std::deque<Event> events;  // what the messages view; a deque's elements stay where they are
@@ -35,6 +38,7 @@ void publish_events(nats::JetStreamClient& client, int first, int count) {
     event.key = "k" + std::to_string(i % 5);
     event.payload = "{\"i\":" + std::to_string(i) + "}";
     event.headers = {{"traceparent", "t-" + std::to_string(i)}};
+    event.created_at = created_at(i);
     nats::OutgoingMessage& message =
         messages.emplace_back("sluice.order.placed", event.id, event.payload);
     nats::message_headers(event, message.headers, header_texts);
@@ -95,6 +99,7 @@ TEST_CASE("a message read into the event of the one before keeps nothing of that
                             {"Sluice-Key", "k"},
                             {"Sluice-Dedup-Key", "d"},
                             {"Sluice-Not-Before", "5"},
+                            {"Sluice-Created-At", "7"},
                             {"a", "1"},
                             {"b", "2"}});
   natsMsg* second =
@@ -103,31 +108,36 @@ TEST_CASE("a message read into the event of the one before keeps nothing of that
   nats::event_from_message(first, event);
   CHECK(event.headers == Headers{{"a", "1"}, {"b", "2"}});
   CHECK(event.not_before == TimePoint(Duration(5)));
+  CHECK(event.created_at == TimePoint(Duration(7)));
   nats::event_from_message(second, event);
   CHECK(event.id == "e-2");
   CHECK(event.key.empty());
   CHECK(event.dedup_key.empty());
   CHECK_FALSE(event.not_before.has_value());
+  CHECK_FALSE(event.created_at.has_value());
   CHECK(event.headers == Headers{{"b", "3"}, {"c", "4"}});
   natsMsg_Destroy(first);
   natsMsg_Destroy(second);
 }
 
-TEST_CASE("a Sluice-Not-Before that is not a time in milliseconds makes the message malformed") {
+TEST_CASE(
+    "a Sluice-Not-Before or -Created-At that is not a time in ms makes the message malformed") {
   REQUIRE(nats_Open(-1) == NATS_OK);
-  for (const char* bad :
-       {"tomorrow", "12abc", " 5", "soon", "99999999999999999999", "-99999999999999999999"}) {
-    CAPTURE(bad);
-    natsMsg* m = nullptr;
-    REQUIRE(natsMsg_Create(&m, "sluice.t", nullptr, "{}", 2) == NATS_OK);
-    REQUIRE(natsMsgHeader_Set(m, "Nats-Msg-Id", "e-1") == NATS_OK);
-    REQUIRE(natsMsgHeader_Set(m, "Sluice-Topic", "t") == NATS_OK);
-    REQUIRE(natsMsgHeader_Set(m, "Sluice-Not-Before", bad) == NATS_OK);
-    NewEvent event;
-    CHECK_THROWS_WITH_AS(nats::event_from_message(m, event), doctest::Contains("Sluice-Not-Before"),
-                         InvalidArgument);
-    natsMsg_Destroy(m);
-  }
+  for (const char* header : {"Sluice-Not-Before", "Sluice-Created-At"})
+    for (const char* bad :
+         {"tomorrow", "12abc", " 5", "soon", "99999999999999999999", "-99999999999999999999"}) {
+      CAPTURE(header);
+      CAPTURE(bad);
+      natsMsg* m = nullptr;
+      REQUIRE(natsMsg_Create(&m, "sluice.t", nullptr, "{}", 2) == NATS_OK);
+      REQUIRE(natsMsgHeader_Set(m, "Nats-Msg-Id", "e-1") == NATS_OK);
+      REQUIRE(natsMsgHeader_Set(m, "Sluice-Topic", "t") == NATS_OK);
+      REQUIRE(natsMsgHeader_Set(m, header, bad) == NATS_OK);
+      NewEvent event;
+      CHECK_THROWS_WITH_AS(nats::event_from_message(m, event), doctest::Contains(header),
+                           InvalidArgument);
+      natsMsg_Destroy(m);
+    }
 }
 
 TEST_CASE("each message is received with the ID from Nats-Msg-Id and acked after the commit") {
@@ -147,7 +157,10 @@ TEST_CASE("each message is received with the ID from Nats-Msg-Id and acked after
   CHECK(events[0].key == "k0");
   CHECK(events[0].payload == R"({"i":0})");
   CHECK(events[0].headers == Headers{{"traceparent", "t-0"}});
+  // Created when the relayed-from file created it, not when ingested: lag counts from there.
+  CHECK(events[0].created_at == created_at(0));
   CHECK(events[39].id == "id-1000039");
+  CHECK(events[39].created_at == created_at(39));
 
   nats::PullConsumer same_durable(broker.client, {.stream = kStream, .durable = "b"});
   CHECK(same_durable.fetch(100, std::chrono::milliseconds(300)).empty());

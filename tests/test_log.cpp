@@ -12,7 +12,8 @@ TEST_CASE("the JSON-lines sink writes one object per record at or above its leve
   std::ostringstream out;
   JsonLinesSink sink(out, LogLevel::kInfo);
   sink.write(LogLevel::kDebug, "hidden", {});
-  sink.write(LogLevel::kWarn, "retry scheduled", {{"event_id", "E1"}, {"attempt", "2"}});
+  sink.write(LogLevel::kWarn, "retry scheduled",
+             {{"event_id", "E1"}, {"attempt", 2}, {"lag_ms", -5LL}, {"order", "7"}});
   std::istringstream lines(out.str());
   std::string line;
   REQUIRE(std::getline(lines, line));
@@ -20,7 +21,10 @@ TEST_CASE("the JSON-lines sink writes one object per record at or above its leve
   CHECK(record["level"] == "warn");
   CHECK(record["msg"] == "retry scheduled");
   CHECK(record["event_id"] == "E1");
-  CHECK(record["attempt"] == "2");
+  // Numbers as JSON numbers; text that looks like a number stays text.
+  CHECK(record["attempt"] == 2);
+  CHECK(record["lag_ms"] == -5);
+  CHECK(record["order"] == "7");
   CHECK(record["ts"].get<std::string>().back() == 'Z');
   CHECK_FALSE(std::getline(lines, line));
 }
@@ -45,9 +49,9 @@ TEST_CASE("retries and dead letters are logged with event, consumer, topic, atte
   CHECK(records[0]["event_id"] == stored.id);
   CHECK(records[0]["consumer"] == "c");
   CHECK(records[0]["topic"] == "t");
-  CHECK(records[0]["attempt"] == "1");
+  CHECK(records[0]["attempt"] == 1);
   CHECK(records[0]["error"] == "boom");
-  CHECK(records[0].contains("lag_ms"));
+  CHECK(records[0]["lag_ms"].is_number_integer());
   CHECK(records[2]["msg"] == "dead-lettered");
 }
 
@@ -66,4 +70,6 @@ TEST_CASE("a replay is logged per dead letter with event, consumer and topic") {
   CHECK(record["consumer"] == "c");
   CHECK(record["topic"] == "t");
   CHECK(record["error"] == "bad");
+  CHECK(record["attempt"] == 1);
+  CHECK(record["lag_ms"].is_number_integer());
 }

@@ -66,9 +66,18 @@ void check_promtool(const std::string& exposition) {
 TEST_CASE("relay and ingest refuse a file that does not exist and create nothing") {
   NatsServerProcess server;
   TempDir dir;
+  // The file as a positional argument, or with --db after the command as every command takes it.
+  auto with_db = [&](std::vector<std::string> args) {
+    args.erase(args.begin() + 2);
+    args.insert(args.begin() + 2, {"--db", dir.file("nothere.db")});
+    return args;
+  };
   for (const auto& args :
-       {relay_args(server, dir.file("nothere.db")), ingest_args(server, dir.file("nothere.db"))}) {
+       {relay_args(server, dir.file("nothere.db")), ingest_args(server, dir.file("nothere.db")),
+        with_db(relay_args(server, dir.file("nothere.db"))),
+        with_db(ingest_args(server, dir.file("nothere.db")))}) {
     CAPTURE(args[1]);
+    CAPTURE(args[2]);
     ChildProcess command(args);
     CHECK(command.wait(seconds(30)) == 1);  // not serving on a file it created
     CHECK(command.err().find("no file at") != std::string::npos);

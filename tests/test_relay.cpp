@@ -98,6 +98,10 @@ TEST_CASE("the relay publishes each event with its ID, headers, key and topic, t
   CHECK(std::string(natsMsg_GetSubject(messages[1].get())) == "sluice.order.paid");
   CHECK(header(messages[1], "Nats-Msg-Id") == paid_id);
   CHECK(header(messages[1], "Sluice-Dedup-Key") == "order-1:paid");
+  // The time the event was created in this file travels, so that lag on the far side counts
+  // from it and not from the ingest.
+  CHECK(header(messages[0], "Sluice-Created-At") ==
+        std::to_string(find_event(db, placed_id).created_at.time_since_epoch().count()));
 }
 
 TEST_CASE("an event the broker refuses for good is dead-lettered with the broker's reason") {

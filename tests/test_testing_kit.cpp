@@ -202,6 +202,79 @@ TEST_CASE("run reports a handler's outcome and keeps its writes only when it is 
   CHECK(commits.kind == Outcome::Kind::kPermanent);
 }
 
+TEST_CASE("run calls a handler in its consumer's declared mode") {
+  Harness h;
+  h.db().exec("CREATE TABLE sent (order_id TEXT)");
+  const Event event = find_event(h.db(), h.enqueue({.topic = "order.placed", .key = "7"}).id);
+  // An outside-transaction handler has no delivery transaction: ctx.db() is an error in
+  // production, so it is one here too, and not a write that passes the test.
+  const Handler uses_ctx_db = [](const Event& e, Context& ctx) {
+    ctx.db().exec("INSERT INTO sent VALUES ('" + e.key + "')");
+  };
+  h.subscribe("mailer", "order.placed", uses_ctx_db, {.mode = DeliveryMode::kOutsideTransaction});
+  const Outcome outside = h.run(uses_ctx_db, event, 1, "mailer");
+  CHECK(outside.kind == Outcome::Kind::kRetry);
+  CHECK(outside.error.find("runs outside the transaction") != std::string::npos);
+  CHECK(h.db().execAndGet("SELECT count(*) FROM sent").getInt() == 0);
+  // Outside the transaction the handler's own writes stay whatever it returns.
+  const Outcome failed = h.run(
+      [&](const Event&, Context&) {
+        h.db().exec("INSERT INTO sent VALUES ('own')");
+        throw std::runtime_error("smtp down");
+      },
+      event, 1, "mailer");
+  CHECK(failed.kind == Outcome::Kind::kRetry);
+  CHECK(h.db().execAndGet("SELECT count(*) FROM sent").getInt() == 1);
+  // A consumer the harness does not know runs in-transaction, as before.
+  CHECK(h.run(uses_ctx_db, event, 1, "other").kind == Outcome::Kind::kDone);
+  CHECK(h.db().execAndGet("SELECT count(*) FROM sent").getInt() == 2);
+}
+
+TEST_CASE("assertions say where they were called and the event's actual state") {
+  Harness h;
+  RetryPolicy retry;
+  retry.initial_backoff = 10s;
+  retry.jitter = 0;
+  retry.max_attempts = 3;
+  h.subscribe("billing", "order.placed",
+              [](const Event& e, Context&) {
+                if (e.key == "bad") throw std::runtime_error("gateway timeout");
+              },
+              {.retry = retry});
+  const std::string good = h.enqueue({.topic = "order.placed", .key = "good"}).id;
+  const std::string bad = h.enqueue({.topic = "order.placed", .key = "bad"}).id;
+  h.drain();
+
+  CHECK(require_delivered(h.db(), "billing", good).state == "delivered");
+  const DeliveryStatus retrying = require_retrying(h.db(), "billing", bad);
+  CHECK(retrying.attempts == 1);
+  CHECK(require_retrying(h.db(), "billing", bad, h.clock().now() + 10s).last_error ==
+        "gateway timeout");
+
+  const int line = __LINE__ + 1;
+  const std::string not_dead = what_of([&] { require_dead_lettered(h.db(), "billing", bad); });
+  CHECK(not_dead.find("test_testing_kit.cpp:" + std::to_string(line) + ": ") != std::string::npos);
+  CHECK(not_dead.find("event " + bad + " is retrying for billing (attempt 1") != std::string::npos);
+  CHECK(not_dead.find("gateway timeout") != std::string::npos);
+  const std::string not_delivered = what_of([&] { require_delivered(h.db(), "billing", bad); });
+  CHECK(not_delivered.find("expected event " + bad + " delivered to billing") != std::string::npos);
+  CHECK(not_delivered.find("is retrying") != std::string::npos);
+  const std::string wrong_time =
+      what_of([&] { require_retrying(h.db(), "billing", bad, h.clock().now() + 5s); });
+  CHECK(wrong_time.find("next attempt at") != std::string::npos);
+  CHECK(what_of([&] { require_retrying(h.db(), "billing", good); }).find("is delivered") !=
+        std::string::npos);
+  CHECK(what_of([&] {
+          require_delivered(h.db(), "billing", "missing");
+        }).find("no event with ID 'missing'") != std::string::npos);
+  const int enqueued_line = __LINE__ + 1;
+  const std::string none = what_of([&] { require_enqueued(h.db(), {.topic = "nothing"}); });
+  CHECK(none.find(":" + std::to_string(enqueued_line) + ": ") != std::string::npos);
+
+  h.advance(1min);
+  CHECK(require_dead_lettered(h.db(), "billing", bad).reason == "exhausted");
+}
+
 TEST_CASE("an incident file loads into :memory: and replays against a fixed handler") {
   test::TempDir dir;
   const std::string incident = dir.file("incident.db");

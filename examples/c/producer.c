@@ -24,27 +24,37 @@ int main(int argc, char** argv) {
   }
   /* The app's own tables live in the same file, written on the same connection. */
   sqlite3* conn = sluice_db_handle(db);
-  exec(conn, "CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, status TEXT)");
-
-  exec(conn, "BEGIN IMMEDIATE");
-  exec(conn, "INSERT INTO orders (id, status) VALUES ('42', 'placed')");
+  int ok = exec(conn, "CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, status TEXT)") ==
+               SQLITE_OK &&
+           exec(conn, "BEGIN IMMEDIATE") == SQLITE_OK;
+  /* The request may come again (a client's retry, this program run twice): the order row is
+     written once, and the event's ID says whether it was enqueued before. */
+  ok = ok && exec(conn,
+                  "INSERT INTO orders (id, status) VALUES ('42', 'placed') "
+                  "ON CONFLICT (id) DO NOTHING") == SQLITE_OK;
   sluice_new_event event = {.topic = "order.placed",
                             .payload = "{\"order_id\":\"42\"}",
                             .key = "42",          /* ordering key */
                             .id = "request-7f3a", /* idempotency key, or NULL: generated */
                             .dedup_key = "order-42:placed"};
-  sluice_enqueued result;
-  if (sluice_enqueue(conn, &event, &result, &error) != SLUICE_OK) {
+  sluice_enqueued result = {0};
+  if (ok && sluice_enqueue(conn, &event, &result, &error) != SLUICE_OK) {
     fprintf(stderr, "%s\n", error); /* e.g. malformed JSON: nothing was written */
     sluice_free(error);
-    exec(conn, "ROLLBACK");
-    sluice_close(db);
-    return 1;
+    ok = 0;
   }
-  if (result.status != SLUICE_STORED) printf("already enqueued as %s\n", result.id);
-  const int committed = exec(conn, "COMMIT") == SQLITE_OK;
-  if (committed) printf("enqueued %s\n", result.id);
+  if (ok && result.status != SLUICE_STORED) {
+    /* Done before: this run has nothing to write. */
+    printf("already enqueued as %s\n", result.id);
+    exec(conn, "ROLLBACK");
+  } else if (ok && exec(conn, "COMMIT") == SQLITE_OK) {
+    printf("enqueued %s\n", result.id);
+  } else {
+    /* Nothing of the order or its event is written; an open transaction is rolled back. */
+    if (!sqlite3_get_autocommit(conn)) exec(conn, "ROLLBACK");
+    ok = 0;
+  }
   sluice_free(result.id);
   sluice_close(db);
-  return committed ? 0 : 1;
+  return ok ? 0 : 1;
 }

@@ -22,20 +22,23 @@ int main() {
   });
   worker.start();  // or worker.run_until_idle() in tests and scripts
 
-  // Producer: the order row and its event commit together, or not at all.
+  // Producer: the order row and its event commit together, or not at all. The request may come
+  // again (a client's retry, this program run twice): the row is written once, and the event's
+  // ID says whether it was enqueued before.
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-  db.exec("INSERT INTO orders (id, status) VALUES ('42', 'placed')");
+  db.exec("INSERT INTO orders (id, status) VALUES ('42', 'placed') ON CONFLICT (id) DO NOTHING");
   auto result = outbox.enqueue({.topic = "order.placed",
                                 .payload = R"({"order_id":"42"})",
                                 .key = "42",           // ordering key
                                 .id = "request-7f3a",  // idempotency key, or empty: generated
                                 .dedup_key = "order-42:placed"});
   if (result.duplicate()) {
-    // already enqueued as result.id: nothing was written
+    // Done before, and handled then: nothing to write (the transaction rolls back) or wait for.
+    std::cout << "already enqueued as " << result.id << "\n";
+  } else {
+    tx.commit();  // wakes the worker at once
+    handled.wait(false);
   }
-  tx.commit();  // wakes the worker at once
-
-  handled.wait(false);
   worker.stop();  // finishes the batch in hand: the handler's writes are committed
   SQLite::Statement status(db, "SELECT status FROM orders WHERE id = '42'");
   status.executeStep();

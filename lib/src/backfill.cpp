@@ -154,7 +154,7 @@ long long backfill(SQLite::Database& db, const std::string& consumer, const Back
     }
     trail.finish(db, clock->now());
     log_to(options, LogLevel::kInfo, "backfill queued",
-           {{"consumer", consumer}, {"events", std::to_string(queued)}});
+           {{"consumer", consumer}, {"events", queued}});
     return queued;
   });
 }

@@ -3,10 +3,10 @@
 #include <SQLiteCpp/Statement.h>
 #include <sqlite3.h>
 
-#include "claim_book.hpp"
 #include <nlohmann/json.hpp>
 
 #include "audit_trail.hpp"
+#include "claim_book.hpp"
 #include "connection_clock.hpp"
 #include "consumer_registry.hpp"
 #include "log_to.hpp"
@@ -67,9 +67,7 @@ std::string live_worker(SQLite::Database& db, std::int64_t consumer, const Consu
   }
   if (found.last_active && now - *found.last_active < removal.active_within) {
     return "it was active at " + format_rfc3339(*found.last_active) + ", less than " +
-           std::to_string(
-               std::chrono::duration_cast<std::chrono::seconds>(removal.active_within).count()) +
-           "s ago";
+           format_duration(removal.active_within) + " ago";
   }
   return {};
 }
@@ -156,10 +154,11 @@ ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
         count_rows(db, "SELECT count(*) FROM sluice_attempts WHERE consumer_id = ?", id);
     found.last_active = last_active(db, id);
     if (!removal.force) {
-      const std::string live = live_worker(db, id, found, removal, clock->now());
-      if (!live.empty()) {
+      found.live_worker = live_worker(db, id, found, removal, clock->now());
+      if (!found.live_worker.empty() && !removal.dry_run) {
         throw InvalidArgument("sluice: remove consumer: a worker of '" + name + "' looks alive (" +
-                              live + "): stop its workers first, or force the removal");
+                              found.live_worker +
+                              "): stop its workers first, or force the removal");
       }
     }
     if (removal.dry_run) return found;
@@ -192,10 +191,10 @@ ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
     found.removed = true;
     log_to(options, LogLevel::kInfo, "consumer removed",
            {{"consumer", name},
-            {"deliveries", std::to_string(found.deliveries)},
-            {"dead_letters", std::to_string(found.dead_letters)},
-            {"inbox", std::to_string(found.inbox)},
-            {"attempts", std::to_string(found.attempts)}});
+            {"deliveries", found.deliveries},
+            {"dead_letters", found.dead_letters},
+            {"inbox", found.inbox},
+            {"attempts", found.attempts}});
     return found;
   });
 }

@@ -105,9 +105,9 @@ long long change_dead_letters(SQLite::Database& db, const DeadLetterFilter& filt
                       {{"event_id", select.getColumn(3).getString()},
                        {"consumer", select.getColumn(4).getString()},
                        {"topic", select.getColumn(5).getString()},
-                       {"attempt", std::to_string(attempts)},
+                       {"attempt", attempts},
                        {"error", select.getColumn(6).getString()},
-                       {"lag_ms", std::to_string(to_millis(now) - select.getColumn(7).getInt64())},
+                       {"lag_ms", to_millis(now) - select.getColumn(7).getInt64()},
                        {"note", note}}});
     }
     if (rows.empty()) break;

@@ -210,9 +210,7 @@ StepResult Deliverer::step(ConsumerSpec& spec, std::optional<Claim>& in_hand, bo
   } catch (const ClaimLost& lost) {
     // Rolled back: nothing of the step committed. The events are the recovering worker's now.
     log_to(options_, LogLevel::kError, "claim lost; its step is abandoned",
-           {{"consumer", spec.name},
-            {"claim", std::to_string(in_hand ? in_hand->id : 0)},
-            {"error", lost.what()}});
+           {{"consumer", spec.name}, {"claim", in_hand ? in_hand->id : 0}, {"error", lost.what()}});
     if (in_hand) recycle(*in_hand);
     in_hand.reset();
     StepResult result;
@@ -376,8 +374,8 @@ void Deliverer::recover_abandoned(ConsumerSpec& spec, TimePoint now, StepResult&
     const long long dead = result.dead_lettered - dead_before;
     log_to(options_, dead > 0 ? LogLevel::kError : LogLevel::kWarn, "crash recovered",
            {{"consumer", spec.name},
-            {"events", std::to_string(victims.size())},
-            {"dead_lettered", std::to_string(dead)},
+            {"events", victims.size()},
+            {"dead_lettered", dead},
             {"first_event_id", victims.front().first.id},
             {"last_event_id", victims.back().first.id},
             {"error", error}});
@@ -1070,16 +1068,7 @@ void Deliverer::run_outside(OutsideGroup& group) {
   }
   Outcome& outcome = group.outcomes[group.batch_index.front()];
   HandlerContext context(group.consumer, group.attempt, nullptr, nullptr);
-  try {
-    (*group.handler)(group.batch.front(), context);
-    outcome = std::move(context).requested();
-  } catch (const PermanentError& e) {
-    outcome = Outcome::permanent(e.what());
-  } catch (const std::exception& e) {
-    outcome = Outcome::retry(e.what());
-  } catch (...) {
-    outcome = Outcome::retry("the handler threw a non-standard exception");
-  }
+  outcome = call_outside_handler(*group.handler, group.batch.front(), context);
 }
 
 void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
@@ -1321,9 +1310,9 @@ void Deliverer::log(LogLevel level, const char* message, const ConsumerSpec& spe
                       {{"event_id", event.id},
                        {"consumer", spec.name},
                        {"topic", event.topic},
-                       {"attempt", std::to_string(attempt)},
+                       {"attempt", attempt},
                        {"error", error},
-                       {"lag_ms", std::to_string((now - event.created_at).count())}});
+                       {"lag_ms", (now - event.created_at).count()}});
 }
 
 }  // namespace sluice

@@ -129,4 +129,17 @@ Outcome call_handler(const Handler& handler, const Event& event, HandlerContext&
   return outcome;
 }
 
+Outcome call_outside_handler(const Handler& handler, const Event& event, HandlerContext& context) {
+  try {
+    handler(event, context);
+    return std::move(context).requested();
+  } catch (const PermanentError& e) {
+    return Outcome::permanent(e.what());
+  } catch (const std::exception& e) {
+    return Outcome::retry(e.what());
+  } catch (...) {
+    return Outcome::retry("the handler threw a non-standard exception");
+  }
+}
+
 }  // namespace sluice

@@ -80,4 +80,9 @@ class HandlerContext final : public Context {
 Outcome call_handler(const Handler& handler, const Event& event, HandlerContext& context,
                      TransactionControlGuard& guard);
 
+// Calls `handler` on `event` as one outside-transaction attempt (`context` has no connection) and
+// returns the Outcome by Handler's contract: what it asked for through `context`; permanent for
+// PermanentError; retry for any other exception.
+Outcome call_outside_handler(const Handler& handler, const Event& event, HandlerContext& context);
+
 }  // namespace sluice

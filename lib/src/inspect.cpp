@@ -80,6 +80,7 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
       }
     }
     sql.where("e.seq > ?", {filter.after_seq});
+    if (filter.before_seq > 0) sql.where("e.seq < ?", {filter.before_seq});
     if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
     if (!filter.key.empty()) sql.where("e.key = ?", {filter.key});
     if (!filter.event_id.empty()) sql.where("e.id = ?", {filter.event_id});
@@ -90,12 +91,18 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
       // Seq order within a time range from the creation time index alone (no table reads), then
       // the page's rows. Left to itself the planner walked the table from after_seq for a lone
       // `since`: the whole file before the last hour's events.
+      // An upper seq bound only when asked for: an unbounded one turned the plan to a walk of
+      // the table by seq.
+      std::vector<SqlFilter::Value> values{filter.since ? to_millis(*filter.since) : INT64_MIN,
+                                           filter.until ? to_millis(*filter.until) : INT64_MAX,
+                                           filter.after_seq};
+      if (filter.before_seq > 0) values.emplace_back(filter.before_seq);
       sql.where(
           "e.seq IN (SELECT seq FROM sluice_events WHERE created_at >= ? AND created_at < ? AND "
-          "seq > ? ORDER BY seq LIMIT " +
-              std::to_string(filter.limit) + ")",
-          {filter.since ? to_millis(*filter.since) : INT64_MIN,
-           filter.until ? to_millis(*filter.until) : INT64_MAX, filter.after_seq});
+          "seq > ?" +
+              std::string(filter.before_seq > 0 ? " AND seq < ?" : "") + " ORDER BY seq" +
+              (filter.newest_first ? " DESC" : "") + " LIMIT " + std::to_string(filter.limit) + ")",
+          std::move(values));
     } else {
       // With other filters, by seq between the first and last seq of the range, which
       // sluice_events_created gives exactly (min(+seq): not by walking seq order to a match).
@@ -115,7 +122,8 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
       }
     }
     SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
-                                     sql.clause() + " ORDER BY e.seq LIMIT " +
+                                     sql.clause() + " ORDER BY e.seq" +
+                                     (filter.newest_first ? " DESC" : "") + " LIMIT " +
                                      std::to_string(filter.limit));
     sql.bind(select);
     std::vector<Event> events;

@@ -30,7 +30,15 @@ void JsonLinesSink::write(LogLevel level, const std::string& message, const LogF
       format_rfc3339(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
   record["level"] = to_string(level);
   record["msg"] = message;
-  for (const auto& [name, value] : fields) record[name] = value;
+  for (const auto& [name, value] : fields) {
+    if (value.is_number()) {
+      // Held as text that std::to_string wrote: a signed or unsigned 64-bit integer.
+      record[name] = value.text().front() == '-' ? nlohmann::json(std::stoll(value.text()))
+                                                 : nlohmann::json(std::stoull(value.text()));
+    } else {
+      record[name] = value.text();
+    }
+  }
   const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::lock_guard lock(mutex_);
   out_ << line << '\n';

@@ -207,7 +207,8 @@ struct EventWriter : ConnectionCached {
     } else {
       statement.bind(offset + 7);
     }
-    statement.bind(offset + 8, static_cast<int64_t>(now.time_since_epoch().count()));
+    statement.bind(offset + 8,
+                   static_cast<int64_t>(event.created_at.value_or(now).time_since_epoch().count()));
   }
 
   // What refused `event` stored as `id`: an event with its ID (when `by_id`), else one with its

@@ -213,7 +213,7 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
     }
     if (!prune_options.dry_run) {
       log_to(options, LogLevel::kInfo, "pruned",
-             {{"events", std::to_string(pruned)}, {"retention", describe(retention)}});
+             {{"events", pruned}, {"retention", describe(retention)}});
     }
     return pruned;
   });

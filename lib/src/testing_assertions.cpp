@@ -3,9 +3,11 @@
 #include <climits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "sluice/inspect.hpp"
 #include "sluice/testing.hpp"
+#include "time_format.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -98,6 +100,36 @@ std::vector<Event> matching(const std::vector<Event>& events, const ParsedMatche
   return found;
 }
 
+[[noreturn]] void fail(const std::source_location& where, const std::string& message) {
+  throw AssertionFailed(std::string(where.file_name()) + ":" + std::to_string(where.line()) +
+                        ": sluice::testing: " + message);
+}
+
+// The event's delivery state for the consumer, if it has one, and a sentence saying it: "event E
+// is retrying for C (attempt 2, next attempt at T, last error: E)".
+std::pair<std::optional<DeliveryStatus>, std::string> actual_state(SQLite::Database& db,
+                                                                   const std::string& consumer,
+                                                                   const std::string& event_id) {
+  Event event;
+  try {
+    event = find_event(db, event_id);
+  } catch (const NotFound&) {
+    return {std::nullopt, "there is no event with ID '" + event_id + "'"};
+  }
+  for (DeliveryStatus& status : delivery_statuses(db, event)) {
+    if (status.consumer != consumer) continue;
+    std::string said = "event " + event_id + " is " + status.state + " for " + consumer +
+                       " (attempt " + std::to_string(status.attempts);
+    if (status.next_attempt_at)
+      said += ", next attempt at " + format_rfc3339(*status.next_attempt_at);
+    if (!status.last_error.empty()) said += ", last error: " + status.last_error;
+    return {std::move(status), said + ")"};
+  }
+  return {std::nullopt, "event " + event_id + " (topic " + event.topic + ") is not " + consumer +
+                            "'s: it does not subscribe to the topic, or subscribed after the "
+                            "event was enqueued"};
+}
+
 }  // namespace
 
 std::vector<Event> find_enqueued(SQLite::Database& db, const EventMatcher& matcher) {
@@ -105,40 +137,41 @@ std::vector<Event> find_enqueued(SQLite::Database& db, const EventMatcher& match
   return matching(events_after(db, matcher.after_seq), parsed);
 }
 
-std::vector<Event> require_enqueued(SQLite::Database& db, const EventMatcher& matcher) {
+std::vector<Event> require_enqueued(SQLite::Database& db, const EventMatcher& matcher,
+                                    std::source_location where) {
   const ParsedMatcher parsed(matcher);
   const std::vector<Event> all = events_after(db, matcher.after_seq);
   std::vector<Event> found = matching(all, parsed);
   if (found.empty()) {
-    throw AssertionFailed("sluice::testing: expected " + describe(matcher) + "; found " +
-                          describe(all));
+    fail(where, "expected " + describe(matcher) + "; found " + describe(all));
   }
   return found;
 }
 
-void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher) {
+void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher,
+                          std::source_location where) {
   const std::vector<Event> found = find_enqueued(db, matcher);
   if (!found.empty()) {
-    throw AssertionFailed("sluice::testing: expected no " +
-                          describe(matcher).substr(std::string("an ").size()) + "; found " +
-                          describe(found));
+    fail(where, "expected no " + describe(matcher).substr(std::string("an ").size()) + "; found " +
+                    describe(found));
   }
 }
 
 std::vector<Event> require_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
-                                       const std::function<void()>& call) {
+                                       const std::function<void()>& call,
+                                       std::source_location where) {
   EventMatcher since_call = matcher;
   since_call.after_seq = newest_event_seq(db);
   call();
-  return require_enqueued(db, since_call);
+  return require_enqueued(db, since_call, where);
 }
 
 void require_not_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
-                             const std::function<void()>& call) {
+                             const std::function<void()>& call, std::source_location where) {
   EventMatcher since_call = matcher;
   since_call.after_seq = newest_event_seq(db);
   call();
-  require_not_enqueued(db, since_call);
+  require_not_enqueued(db, since_call, where);
 }
 
 std::vector<DeadLetter> dead_letters_of(SQLite::Database& db, const std::string& consumer) {
@@ -146,7 +179,7 @@ std::vector<DeadLetter> dead_letters_of(SQLite::Database& db, const std::string&
 }
 
 DeadLetter require_dead_lettered(SQLite::Database& db, const std::string& consumer,
-                                 const std::string& event_id) {
+                                 const std::string& event_id, std::source_location where) {
   const std::vector<DeadLetter> dead = dead_letters_of(db, consumer);
   for (const DeadLetter& letter : dead) {
     if (letter.event_id == event_id) return letter;
@@ -155,10 +188,31 @@ DeadLetter require_dead_lettered(SQLite::Database& db, const std::string& consum
   for (const DeadLetter& letter : dead) {
     found += "\n  " + letter.event_id + " (" + letter.reason + ": " + letter.last_error + ")";
   }
-  throw AssertionFailed("sluice::testing: expected a dead letter of event " + event_id + " for " +
-                        consumer + "; found " +
-                        (dead.empty() ? std::string("none")
-                                      : std::to_string(dead.size()) + " dead letter(s):" + found));
+  fail(where, "expected a dead letter of event " + event_id + " for " + consumer + "; " +
+                  actual_state(db, consumer, event_id).second + "; the consumer has " +
+                  (dead.empty() ? std::string("no dead letters")
+                                : std::to_string(dead.size()) + " dead letter(s):" + found));
+}
+
+DeliveryStatus require_delivered(SQLite::Database& db, const std::string& consumer,
+                                 const std::string& event_id, std::source_location where) {
+  auto [status, said] = actual_state(db, consumer, event_id);
+  if (!status || status->state != "delivered") {
+    fail(where, "expected event " + event_id + " delivered to " + consumer + "; " + said);
+  }
+  return *status;
+}
+
+DeliveryStatus require_retrying(SQLite::Database& db, const std::string& consumer,
+                                const std::string& event_id, std::optional<TimePoint> next_at,
+                                std::source_location where) {
+  auto [status, said] = actual_state(db, consumer, event_id);
+  const std::string expected = "expected event " + event_id + " retrying for " + consumer;
+  if (!status || status->state != "retrying") fail(where, expected + "; " + said);
+  if (next_at && status->next_attempt_at != next_at) {
+    fail(where, expected + " with its next attempt at " + format_rfc3339(*next_at) + "; " + said);
+  }
+  return *status;
 }
 
 }  // namespace sluice::testing

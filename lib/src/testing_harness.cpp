@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Backup.h>
 
 #include <filesystem>
+#include <map>
 
 #include "exclusive_use.hpp"
 #include "handler_context.hpp"
@@ -87,6 +88,8 @@ struct Harness::Impl {
   Options options;
   Worker worker;
   Outbox outbox;
+  // The mode each consumer was subscribed with on this harness, for run().
+  std::map<std::string, DeliveryMode> modes;
   // The test thread's; a second thread's drain or run would share the one connection.
   ExclusiveUse use;
 };
@@ -119,11 +122,14 @@ Worker& Harness::worker() { return impl_->worker; }
 void Harness::subscribe(const std::string& consumer, const std::string& topic, Handler handler,
                         const ConsumerOptions& options) {
   impl_->worker.subscribe(consumer, topic, std::move(handler), options);
+  impl_->modes[consumer] = options.mode;
 }
 
 void Harness::subscribe_batch(const std::string& consumer, const std::string& topic,
                               BatchHandler handler, ConsumerOptions options) {
+  const DeliveryMode mode = options.mode;
   impl_->worker.subscribe_batch(consumer, topic, std::move(handler), std::move(options));
+  impl_->modes[consumer] = mode;
 }
 
 EnqueueResult Harness::enqueue(const NewEvent& event) {
@@ -161,9 +167,27 @@ DrainResult Harness::advance(Duration by) {
   return total;
 }
 
+DeliveryMode Harness::declared_mode(const std::string& consumer) {
+  if (const auto found = impl_->modes.find(consumer); found != impl_->modes.end()) {
+    return found->second;
+  }
+  // A consumer of a loaded incident file is known by its row.
+  return guarded("run handler", [&] {
+    SQLite::Statement query(impl_->db, "SELECT mode FROM sluice_consumers WHERE name = ?");
+    query.bind(1, consumer);
+    return query.executeStep() && query.getColumn(0).getString() == "outside-transaction"
+               ? DeliveryMode::kOutsideTransaction
+               : DeliveryMode::kInTransaction;
+  });
+}
+
 Outcome Harness::run(const Handler& handler, const Event& event, int attempt,
                      const std::string& consumer) {
   ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::run");
+  if (declared_mode(consumer) == DeliveryMode::kOutsideTransaction) {
+    HandlerContext context(consumer, attempt, nullptr, nullptr);
+    return call_outside_handler(handler, event, context);
+  }
   HandlerContext context(consumer, attempt, &impl_->db, &impl_->outbox);
   guarded("run handler", [&] { impl_->db.exec("BEGIN IMMEDIATE"); });
   Outcome outcome;

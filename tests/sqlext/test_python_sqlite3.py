@@ -29,7 +29,7 @@ def bad_input_is_an_sql_error_and_writes_nothing(ext, tmp):
         (("t", '"' + "x" * (1 << 20) + '"', None, None, None, None, None), ["bytes", "limit"]),
         (("", "{}", None, None, None, None, None), ["topic is empty"]),
         (("t", None, None, None, None, None, None), ["payload is NULL"]),
-        (("t", "{}", None, None, None, "tomorrow", None), ["not_before"]),
+        (("t", "{}", None, None, None, "tomorrow", None), ["not_before 'tomorrow'"]),
         (("t", "{}", None, None, None, None, "[1]"), ["headers"]),
         (("t", "{}", None, None, None, None, '{"trace": 7}'), ["header 'trace'"]),
     ]
@@ -388,6 +388,68 @@ def subscribing_again_keeps_the_recorded_options(ext, tmp):
     con.close()
 
 
+def not_before_is_milliseconds_or_iso_8601_text(ext, tmp):
+    con = connect(os.path.join(tmp, "not_before.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    for given, stored in [(4102444800000, 4102444800000),
+                          ("2100-01-01T00:00:00Z", 4102444800000),
+                          ("2100-01-01 01:00:00.250+01:00", 4102444800250),
+                          ("2100-01-01T00:00:00.007", 4102444800007)]:
+        event_id = scalar(con, "SELECT sluice_enqueue('t', '{}', NULL, NULL, NULL, ?)", (given,))
+        at = scalar(con, "SELECT not_before FROM sluice_events WHERE id = ?", (event_id,))
+        assert at == stored, f"not_before {given!r} stored as {at}, not {stored}"
+    for bad in ["tomorrow", "2100-13-01T00:00:00Z", 1.5, b"\x00"]:
+        expect_error(con, "SELECT sluice_enqueue('t', '{}', NULL, NULL, NULL, ?)", (bad,),
+                     ["not_before", "ISO-8601"])
+    con.close()
+
+
+def handle_all(con):
+    """Claims consumer c's due events, expecting one, and marks it done."""
+    events = json.loads(scalar(con, "SELECT sluice_claim('c')"))
+    assert len(events) == 1, events
+    con.execute("BEGIN IMMEDIATE")
+    scalar(con, "SELECT sluice_done('c', ?)", (events[0]["id"],))
+    con.execute("COMMIT")
+
+
+def a_consumer_sleeps_in_sluice_wait_until_work_arrives(ext, tmp):
+    path = os.path.join(tmp, "wait.db")
+    consumer = connect(path, ext, check_same_thread=False)
+    scalar(consumer, "SELECT sluice_init()")
+    scalar(consumer, "SELECT sluice_subscribe('c', 't')")
+    producer = connect(path, ext)
+    # Nothing written: the wait lasts its whole timeout and says so.
+    assert scalar(consumer, "SELECT sluice_claim('c')") == "[]"
+    started = time.monotonic()
+    assert scalar(consumer, "SELECT sluice_wait(200)") == 0
+    assert time.monotonic() - started >= 0.2
+    expect_error(consumer, "SELECT sluice_wait(-1)", (), ["timeout", "0 or more"])
+    expect_error(consumer, "SELECT sluice_wait('soon')", (), ["timeout"])
+    consumer.execute("BEGIN")
+    expect_error(consumer, "SELECT sluice_wait(10)", (), ["outside BEGIN"])
+    consumer.execute("ROLLBACK")
+    # A commit between the empty claim and the wait ends the wait at once.
+    assert scalar(consumer, "SELECT sluice_claim('c')") == "[]"
+    scalar(producer, "SELECT sluice_enqueue('t', '{}')")
+    started = time.monotonic()
+    assert scalar(consumer, "SELECT sluice_wait(60000)") == 1
+    assert time.monotonic() - started < 30, "the wait missed a commit made before it began"
+    handle_all(consumer)
+    # A consumer asleep in the wait wakes for a commit made while it sleeps.
+    assert scalar(consumer, "SELECT sluice_claim('c')") == "[]"
+    woke = []
+    sleeper = threading.Thread(
+        target=lambda: woke.append(scalar(consumer, "SELECT sluice_wait(60000)")))
+    sleeper.start()
+    scalar(producer, "SELECT sluice_enqueue('t', '{}')")
+    sleeper.join(30)
+    assert woke == [1], f"the wait did not end for the commit: {woke}"
+    handle_all(consumer)
+    producer.close()
+    consumer.close()
+
+
 def main():
     if sys.argv[1] == "--consume":
         consume(sys.argv[2], sys.argv[3], int(sys.argv[4]))
@@ -409,6 +471,8 @@ def main():
         a_python_consumer_is_exactly_once_under_sigkill(ext, tmp)
         a_closed_connections_claim_is_recovered_while_its_process_lives(ext, tmp)
         subscribing_again_keeps_the_recorded_options(ext, tmp)
+        not_before_is_milliseconds_or_iso_8601_text(ext, tmp)
+        a_consumer_sleeps_in_sluice_wait_until_work_arrives(ext, tmp)
     print("python sqlite3: all passed")
 
 

@@ -74,7 +74,7 @@ class StderrSink final : public LogSink {
   void write(LogLevel level, const std::string& message, const LogFields& fields) override {
     if (level < LogLevel::kError) return;
     std::string line = std::string("[child ") + to_string(level) + "] " + message;
-    for (const auto& [k, v] : fields) line += " " + k + "=" + v;
+    for (const auto& [k, v] : fields) line += " " + k + "=" + v.text();
     if (line.find("SQLITE_BUSY") != std::string::npos ||
         line.find("database is locked") != std::string::npos) {
       busy_seen = true;

@@ -37,6 +37,9 @@ struct ConsumerRemoval {
   long long attempts = 0;
   // The newest sign of a worker of the consumer; unset when there is none.
   std::optional<TimePoint> last_active;
+  // Why a worker of the consumer looks alive, "" when none does or the removal was forced: with
+  // dry_run, why the removal would be refused (a preview is never refused).
+  std::string live_worker;
   // False with dry_run.
   bool removed = false;
 };
@@ -47,8 +50,9 @@ struct ConsumerRemoval {
 // goes too: a later consumer of the same name starts afresh (under a new id, never reused). The
 // removal is logged. Refuses, throwing InvalidArgument that says why, while a worker of the
 // consumer looks alive (a claim whose process runs, or a sign of work within active_within) unless
-// forced, a dry run too; a worker idle for longer is not seen: stop the consumer's workers first,
-// as one still running fails on its next claim. Throws NotFound for an unknown consumer.
+// forced; a dry run is not refused but says why in ConsumerRemoval::live_worker. A worker idle for
+// longer is not seen: stop the consumer's workers first, as one still running fails on its next
+// claim. Throws NotFound for an unknown consumer.
 ConsumerRemoval remove_consumer(SQLite::Database& db, const std::string& name,
                                 const RemoveConsumerOptions& removal = {},
                                 const Options& options = {});

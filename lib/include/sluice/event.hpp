@@ -35,6 +35,10 @@ struct NewEvent {
   std::string dedup_key;
   // Not delivered before this time.
   std::optional<TimePoint> not_before;
+  // When the event was created, if not now: an event received from another file (the NATS
+  // ingester) keeps the time it was enqueued there, so that lag counts from then. Unset: the
+  // time it is stored.
+  std::optional<TimePoint> created_at;
 };
 
 // A stored event.

@@ -45,13 +45,17 @@ struct EventFilter {
   // created_at in [since, until).
   std::optional<TimePoint> since;
   std::optional<TimePoint> until;
-  // Events with seq greater than this.
+  // Events with seq greater than `after_seq`, and less than `before_seq` unless it is 0.
   std::int64_t after_seq = 0;
+  std::int64_t before_seq = 0;
+  // The newest `limit` matches, newest first, instead of the oldest, oldest first: paging back
+  // from the end goes by before_seq.
+  bool newest_first = false;
   int limit = 100;
 };
 
-// Events matching `filter`, oldest first. Throws NotFound for an unknown consumer,
-// InvalidArgument for an unknown state or a state without a consumer.
+// Events matching `filter`, oldest first (newest first with filter.newest_first). Throws NotFound
+// for an unknown consumer, InvalidArgument for an unknown state or a state without a consumer.
 std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter);
 
 // The event with this ID. Throws NotFound.

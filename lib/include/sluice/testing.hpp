@@ -2,6 +2,12 @@
 // delivers synchronously, and assertions on what was enqueued and dead-lettered. The assertions
 // are plain functions that return what they found or throw AssertionFailed, so they work under
 // any test framework (or none).
+//
+// Each assertion takes the caller's place in the source as a defaulted last argument: its message
+// starts with "FILE:LINE: ", the assertion's line in the test, whichever line the framework names
+// for the exception (doctest and Catch2 name the test case's). To have the framework point at the
+// assertion too, wrap it: REQUIRE_NOTHROW(require_delivered(...)) in doctest and Catch2,
+// ASSERT_NO_THROW(require_delivered(...)) in GoogleTest.
 #pragma once
 
 #include <SQLiteCpp/Database.h>
@@ -10,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -50,28 +57,47 @@ std::vector<Event> find_enqueued(SQLite::Database& db, const EventMatcher& match
 
 // The events matching `matcher`, oldest first; throws AssertionFailed, listing the events of
 // the range that were there, when there is none.
-std::vector<Event> require_enqueued(SQLite::Database& db, const EventMatcher& matcher);
+std::vector<Event> require_enqueued(SQLite::Database& db, const EventMatcher& matcher,
+                                    std::source_location where = std::source_location::current());
 
 // Throws AssertionFailed, naming the matching events, when any event matches `matcher`.
-void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher);
+void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher,
+                          std::source_location where = std::source_location::current());
 
 // Runs `call`, then require_enqueued() for the events it enqueued (matcher.after_seq is
 // replaced by the mark taken before the call).
-std::vector<Event> require_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
-                                       const std::function<void()>& call);
+std::vector<Event> require_enqueued_by(
+    SQLite::Database& db, const EventMatcher& matcher, const std::function<void()>& call,
+    std::source_location where = std::source_location::current());
 
 // Runs `call`, then require_not_enqueued() for the events it enqueued.
 void require_not_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
-                             const std::function<void()>& call);
+                             const std::function<void()>& call,
+                             std::source_location where = std::source_location::current());
 
 // The consumer's dead letters (discarded ones excluded), oldest failure first. Throws NotFound
 // for an unknown consumer.
 std::vector<DeadLetter> dead_letters_of(SQLite::Database& db, const std::string& consumer);
 
-// The consumer's dead letter of the event `event_id`; throws AssertionFailed, listing the
-// consumer's dead letters, when it has none for that event.
+// The consumer's dead letter of the event `event_id`; throws AssertionFailed, saying the event's
+// actual state for the consumer and listing the consumer's dead letters, when it has none for
+// that event.
 DeadLetter require_dead_lettered(SQLite::Database& db, const std::string& consumer,
-                                 const std::string& event_id);
+                                 const std::string& event_id,
+                                 std::source_location where = std::source_location::current());
+
+// The event's state for the consumer when it was delivered to it; throws AssertionFailed saying
+// its actual state (pending, retrying with its attempts and last error, dead, ...) otherwise.
+DeliveryStatus require_delivered(SQLite::Database& db, const std::string& consumer,
+                                 const std::string& event_id,
+                                 std::source_location where = std::source_location::current());
+
+// The event's state for the consumer when it failed and waits for a retry, with its next attempt
+// at `next_at` if given; throws AssertionFailed saying its actual state otherwise.
+DeliveryStatus require_retrying(SQLite::Database& db, const std::string& consumer,
+                                const std::string& event_id,
+                                std::optional<TimePoint> next_at = std::nullopt,
+                                std::source_location where = std::source_location::current());
 
 // Not thread-safe: one test thread owns it; enqueue(), drain(), advance() and run() from a second
 // thread while one of them runs throw InvalidArgument. A :memory: database with the sluice schema,
@@ -124,15 +150,21 @@ class Harness {
   // negative duration.
   DrainResult advance(Duration by);
 
-  // Calls `handler` once on `event` as an in-transaction consumer `consumer` would on attempt
-  // `attempt`, without the worker: in a transaction on db() that commits if the outcome is done
-  // and rolls back otherwise. Returns what the handler asked for: done when it returned normally
-  // (unless it called snooze, retry or dead_letter on its Context, the last call deciding),
-  // permanent when it threw PermanentError, retry with what() for any other exception.
+  // Calls `handler` once on `event` as consumer `consumer` would on attempt `attempt`, without
+  // the worker, in the consumer's declared mode (as subscribed on this harness, or as recorded
+  // in a loaded incident file; in-transaction for a consumer neither names). In-transaction: in
+  // a transaction on db() that commits if the outcome is done and rolls back otherwise.
+  // Outside-transaction: with no transaction, ctx.db() and ctx.enqueue() raising
+  // TransactionError as in production. Returns what the handler asked for: done when it returned
+  // normally (unless it called snooze, retry or dead_letter on its Context, the last call
+  // deciding), permanent when it threw PermanentError, retry with what() for any other
+  // exception.
   Outcome run(const Handler& handler, const Event& event, int attempt = 1,
               const std::string& consumer = "test");
 
  private:
+  DeliveryMode declared_mode(const std::string& consumer);
+
   struct Impl;
   explicit Harness(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

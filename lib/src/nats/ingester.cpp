@@ -106,7 +106,7 @@ struct Ingester::Impl {
       handled(to_terminate, message);
       log_to(options, LogLevel::kError, "ingester: message is not a sluice event, terminated",
              {{"durable", ingester_options.durable},
-              {"stream_seq", std::to_string(message.stream_seq())},
+              {"stream_seq", message.stream_seq()},
               {"error", e.what()}});
     };
     std::uint64_t new_position = position;
@@ -204,7 +204,7 @@ struct Ingester::Impl {
       // Messages between the position and what came were fetched by an ingester that never
       // committed them; start delivery over right after the position to keep stream order.
       log_to(options, LogLevel::kInfo, "ingester: restarting delivery after the ingested position",
-             {{"durable", ingester_options.durable}, {"stream_seq", std::to_string(position + 1)}});
+             {{"durable", ingester_options.durable}, {"stream_seq", position + 1}});
       accept_any_next = true;
       pull_consumer->restart_at(position + 1);
     }
@@ -217,7 +217,7 @@ struct Ingester::Impl {
     log_to(options, LogLevel::kWarn, message,
            {{"durable", ingester_options.durable},
             {"error", e.what()},
-            {"retry_in_ms", std::to_string(pause.count())}});
+            {"retry_in_ms", pause.count()}});
     return pause;
   }
 

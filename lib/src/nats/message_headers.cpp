@@ -26,12 +26,25 @@ const char* header_value(natsMsg* message, const char* name) {
 // White space other than line breaks (refused on their own): what libnats trims from a value.
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 
+// The time header `name` of the message of `event`: milliseconds since the epoch. atoll read
+// "tomorrow" as 0, the epoch: a header that does not parse makes the message malformed, like a
+// missing ID.
+TimePoint header_time(const NewEvent& event, const char* name, std::string_view text) {
+  Duration::rep millis = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), millis);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw InvalidArgument(std::string("ingest message '") + event.id + "': " + name + " '" +
+                          std::string(text) + "' is not a time in milliseconds since the epoch");
+  }
+  return TimePoint(Duration(millis));
+}
+
 }  // namespace
 
 void message_headers(const Event& event, std::vector<HeaderView>& headers,
                      std::deque<std::string>& texts) {
   headers.clear();
-  headers.reserve(event.headers.size() + 4);
+  headers.reserve(event.headers.size() + 5);
   for (const auto& [name, value] : event.headers) headers.emplace_back(name, value);
   headers.emplace_back(kTopicHeader, event.topic);
   if (!event.key.empty()) headers.emplace_back(kKeyHeader, event.key);
@@ -40,6 +53,8 @@ void message_headers(const Event& event, std::vector<HeaderView>& headers,
     texts.push_back(std::to_string(event.not_before->time_since_epoch().count()));
     headers.emplace_back(kNotBeforeHeader, texts.back());
   }
+  texts.push_back(std::to_string(event.created_at.time_since_epoch().count()));
+  headers.emplace_back(kCreatedAtHeader, texts.back());
 }
 
 std::string header_problem(const std::vector<HeaderView>& headers) {
@@ -76,7 +91,9 @@ void event_from_message(natsMsg* message, NewEvent& event) {
   event.key.clear();
   event.dedup_key.clear();
   event.not_before.reset();
+  event.created_at.reset();
   const char* not_before = nullptr;
+  const char* created_at = nullptr;
   // The event's own headers are assigned into the nodes `event` has already, which a stream of
   // events with the same header names all reuse; the names not seen again are erased at the end.
   std::size_t own_headers = 0;
@@ -98,6 +115,8 @@ void event_from_message(natsMsg* message, NewEvent& event) {
         event.dedup_key.assign(value);
       } else if (std::strcmp(name, kNotBeforeHeader) == 0) {
         not_before = value;
+      } else if (std::strcmp(name, kCreatedAtHeader) == 0) {
+        created_at = value;
       } else if (!has_reserved_prefix(name)) {
         ++own_headers;
         auto [header, added] = event.headers.try_emplace(name, value);
@@ -116,17 +135,12 @@ void event_from_message(natsMsg* message, NewEvent& event) {
     throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
                           "': no Nats-Msg-Id or Sluice-Topic header, not a relayed sluice event");
   event.payload.assign(natsMsg_GetData(message), natsMsg_GetDataLength(message));
+  // A message of a relay older than the Sluice-Created-At header is created when ingested.
   if (not_before != nullptr && *not_before != '\0') {
-    // atoll read "tomorrow" as 0, the epoch: a header that does not parse makes the message
-    // malformed, like a missing ID.
-    const std::string_view text(not_before);
-    Duration::rep millis = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), millis);
-    if (error != std::errc() || end != text.data() + text.size())
-      throw InvalidArgument(std::string("ingest message '") + event.id + "': " + kNotBeforeHeader +
-                            " '" + std::string(text) +
-                            "' is not a time in milliseconds since the epoch");
-    event.not_before = TimePoint(Duration(millis));
+    event.not_before = header_time(event, kNotBeforeHeader, not_before);
+  }
+  if (created_at != nullptr && *created_at != '\0') {
+    event.created_at = header_time(event, kCreatedAtHeader, created_at);
   }
 }
 }  // namespace sluice::nats

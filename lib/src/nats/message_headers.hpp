@@ -18,6 +18,7 @@ inline constexpr const char* kTopicHeader = "Sluice-Topic";
 inline constexpr const char* kKeyHeader = "Sluice-Key";
 inline constexpr const char* kDedupKeyHeader = "Sluice-Dedup-Key";
 inline constexpr const char* kNotBeforeHeader = "Sluice-Not-Before";
+inline constexpr const char* kCreatedAtHeader = "Sluice-Created-At";
 
 // Makes `headers` the NATS headers carrying `event` (Nats-Msg-Id is set by the publisher), as
 // views of its strings; a vector kept from one message to the next keeps its capacity. A value

@@ -204,8 +204,8 @@ struct Relay::Impl {
            {{"consumer", relay_options.consumer},
             {"stream", relay_options.stream},
             {"error", error},
-            {"batch", std::to_string(batch)},
-            {"retry_in_ms", std::to_string(delay.count())}});
+            {"batch", batch},
+            {"retry_in_ms", delay.count()}});
   }
 
   RelayOptions relay_options;
