@@ -203,19 +203,48 @@ class BoxRun {
         .string();
   }
 
-  // The producing process (it ends the round: at its armed cut, or by cutting at its end) and
-  // the others of the box, which run until the cut kills them.
+  // The relay first, once it is ready to publish (it reports it on its progress pipe; the CLI's
+  // stderr, "relay started", is its pipe), so that it relays this round's events, not only what
+  // earlier rounds left; then the producing process (it ends the round: at its armed cut, or by
+  // cutting at its end) and the others of the box, which run until the cut kills them.
   void run_round(long long cut) {
     const std::string round_ledger = dir_.file("acked-" + std::to_string(cut));
     const std::string tear = cut % 2 == 0 ? "clean" : "reordered";
     std::vector<std::unique_ptr<ChildProcess>> box;
     auto start = [&](std::vector<std::string> args, const ChildProcess::Env& env = {},
-                     const std::string& exe = "") {
+                     const std::string& exe = "", const std::string& log = "") {
       const pid_t group = box.empty() ? 0 : box.front()->pid();
-      const std::string log = dir_.file("process-" + std::to_string(box.size()) + ".log");
+      const std::string log_path =
+          log.empty() ? dir_.file("process-" + std::to_string(box.size()) + ".log") : log;
       box.push_back(std::make_unique<ChildProcess>(exe.empty() ? config_.child_exe : exe, args, env,
-                                                   log, group));
+                                                   log_path, group));
+      return box.back().get();
     };
+    ChildProcess* relay = nullptr;
+    if (shape_.relay_library) {
+      std::vector<std::string> args = common_args(round_ledger);
+      args.insert(args.end(), {"--mode", "relay", "--nats", nats_url_, "--stream", stream_});
+      const std::vector<std::string> b = box_args(tear);
+      args.insert(args.end(), b.begin(), b.end());
+      relay = start(args);
+    }
+    if (shape_.relay_cli) {
+      const std::string preload =
+          (std::filesystem::path(config_.child_exe).parent_path() / "libsluice-power-box.so")
+              .string();
+      relay =
+          start({"relay", db_, "--nats", nats_url_, "--stream", stream_, "--topic", "torture",
+                 "--subject-prefix", "torture"},
+                {{"LD_PRELOAD", preload},
+                 {"SLUICE_POWER_BOX", box_},
+                 {"SLUICE_POWER_CUT", std::to_string(1 + rng_() % shape_.cut_range) + ":" + tear},
+                 {"SLUICE_POWER_SEED", std::to_string(rng_())}},
+                config_.cli_exe, "/dev/stdout");
+    }
+    if (relay != nullptr && !relay->wait_progress(1) &&
+        !std::filesystem::exists(PowerBoxVfs::cut_marker(box_))) {
+      result_.fail("round " + std::to_string(cut) + ": the relay did not start");
+    }
     std::vector<std::string> producer = common_args(round_ledger);
     const std::string mode = consumer_count() > 0 ? "both" : "produce";
     producer.insert(producer.end(),
@@ -230,7 +259,7 @@ class BoxRun {
     }
     const std::vector<std::string> producer_box = box_args(tear);
     producer.insert(producer.end(), producer_box.begin(), producer_box.end());
-    start(producer);
+    ChildProcess* producing = start(producer);
     for (int d = 0; d < shape_.extra_deliverers; ++d) {
       std::vector<std::string> deliverer = common_args(round_ledger);
       deliverer.insert(deliverer.end(), {"--mode", "deliver"});
@@ -245,27 +274,8 @@ class BoxRun {
       sql.insert(sql.end(), b.begin(), b.end());
       start(sql);
     }
-    if (shape_.relay_library) {
-      std::vector<std::string> relay = common_args(round_ledger);
-      relay.insert(relay.end(), {"--mode", "relay", "--nats", nats_url_, "--stream", stream_});
-      const std::vector<std::string> b = box_args(tear);
-      relay.insert(relay.end(), b.begin(), b.end());
-      start(relay);
-    }
-    if (shape_.relay_cli) {
-      const std::string preload =
-          (std::filesystem::path(config_.child_exe).parent_path() / "libsluice-power-box.so")
-              .string();
-      start({"relay", db_, "--nats", nats_url_, "--stream", stream_, "--topic", "torture",
-             "--subject-prefix", "torture"},
-            {{"LD_PRELOAD", preload},
-             {"SLUICE_POWER_BOX", box_},
-             {"SLUICE_POWER_CUT", std::to_string(1 + rng_() % shape_.cut_range) + ":" + tear},
-             {"SLUICE_POWER_SEED", std::to_string(rng_())}},
-            config_.cli_exe);
-    }
     ++result_.runs;
-    const int producer_status = box.front()->wait();
+    const int producer_status = producing->wait();
     const bool cut_happened = std::filesystem::exists(PowerBoxVfs::cut_marker(box_));
     if (!cut_happened) {
       result_.fail("round " + std::to_string(cut) + ": no power cut; the producer ended with " +

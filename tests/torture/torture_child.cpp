@@ -398,6 +398,7 @@ class Child {
     relay_options.max_backoff = std::chrono::milliseconds(100);
     Relay relay(path, relay_options, options_);
     SQLite::Database db = open_database(path, options_);
+    progress('r');  // connected (or connecting in the background) and ready to relay
     for (int round = 0; round < 20000; ++round) {
       relay.run_until_idle();
       if (!flags_.has("drain")) continue;
