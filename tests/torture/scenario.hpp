@@ -20,6 +20,9 @@ struct SuiteConfig {
   // tests/golden/v4.sluice, a file of an older schema version.
   std::string golden_file;
 
+  // Cuts per power-box row (scenario 14) instead of its short or long count; 0: those.
+  long long cuts = 0;
+
   long long count(long long short_count, long long long_count) const {
     return long_run ? long_count : short_count;
   }

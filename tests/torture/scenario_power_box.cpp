@@ -55,7 +55,16 @@ struct Shape {
   bool earlier_boot = false;
   int events = 30;
   unsigned cut_range = 400;
+  // Cuts during one operation (checkpoint, prune, replay, migration, boot): fewer in the short
+  // run, which must stay short.
+  bool side_path = false;
 };
+
+// Cuts of one row: --cuts if given, else 30 (15 for a side path) short and 1,000 long.
+long long cuts(const SuiteConfig& config, bool side_path) {
+  if (config.cuts > 0) return config.cuts;
+  return config.count(side_path ? 15 : 30, 1000);
+}
 
 Shape shape_of(const std::string& name) {
   if (name == "outside1") return {.kinds = "in,outside,batch"};
@@ -64,11 +73,18 @@ Shape shape_of(const std::string& name) {
   if (name == "relay-lib") return {.relay_library = true, .events = 40};
   if (name == "relay-cli") return {.relay_cli = true, .events = 40};
   if (name == "checkpoint") {
-    return {.kinds = "in,outside", .extra_deliverers = 1, .cut_during = "checkpoint"};
+    return {.kinds = "in,outside",
+            .extra_deliverers = 1,
+            .cut_during = "checkpoint",
+            .side_path = true};
   }
-  if (name == "prune") return {.kinds = "in,outside,batch", .cut_during = "prune"};
-  if (name == "replay") return {.kinds = "in,outside", .cut_during = "replay"};
-  if (name == "boot") return {.kinds = "in,outside,batch", .earlier_boot = true};
+  if (name == "prune") {
+    return {.kinds = "in,outside,batch", .cut_during = "prune", .side_path = true};
+  }
+  if (name == "replay") return {.kinds = "in,outside", .cut_during = "replay", .side_path = true};
+  if (name == "boot") {
+    return {.kinds = "in,outside,batch", .earlier_boot = true, .side_path = true};
+  }
   throw std::invalid_argument("power box: unknown shape " + name);
 }
 
@@ -109,7 +125,7 @@ class BoxRun {
 
   ScenarioResult run() {
     if (!prepare()) return result_;
-    for (long long cut = 0; cut < config_.count(30, 1000); ++cut) {
+    for (long long cut = 0; cut < cuts(config_, shape_.side_path); ++cut) {
       run_round(cut);
       if (result_.failures.size() > 5) break;
     }
@@ -536,7 +552,7 @@ ScenarioResult run_power_box_migration(const SuiteConfig& config, bool full) {
   std::mt19937_64 rng(config.seed * (full ? 2027 : 2029));
   long long armed = 0;
   long long versions_kept = 0;
-  for (long long cut = 0; cut < config.count(30, 1000); ++cut) {
+  for (long long cut = 0; cut < cuts(config, true); ++cut) {
     const std::string db = dir.file("migrate-" + std::to_string(cut) + ".sluice");
     std::filesystem::copy_file(config.golden_file, db);
     const std::string tear = cut % 2 == 0 ? "clean" : "reordered";

@@ -1,5 +1,6 @@
 // sluice-torture: runs the torture scenarios of issue 4 and prints one table row each.
 // Usage: sluice-torture [--long] [--seed N] [--only SUBSTRING] [--cli PATH] [--corpus DIR]
+//                      [--cuts N]   (cuts per power-box row, overriding its short or long count)
 // Exits non-zero if any row fails.
 #include <chrono>
 #include <cstdio>
@@ -84,13 +85,15 @@ int main(int argc, char** argv) {
       config.seed = std::stoull(value());
     } else if (arg == "--only") {
       only = value();
+    } else if (arg == "--cuts") {
+      config.cuts = std::stoll(value());
     } else if (arg == "--cli") {
       config.cli_exe = value();
     } else if (arg == "--corpus") {
       config.corpus_dir = value();
     } else {
       std::cerr << "usage: sluice-torture [--long] [--seed N] [--only NAME] [--cli PATH] "
-                   "[--corpus DIR]\n";
+                   "[--corpus DIR] [--cuts N]\n";
       return 2;
     }
   }
