@@ -88,8 +88,6 @@ Shape shape_of(const std::string& name) {
   throw std::invalid_argument("power box: unknown shape " + name);
 }
 
-std::vector<std::string> lines_of(const std::string& path) { return Ledger::read(path); }
-
 // The start time (clock ticks since boot) of the calling process, from /proc/self/stat.
 std::string own_start_time() {
   std::ifstream stat("/proc/self/stat");
@@ -345,7 +343,7 @@ class BoxRun {
       }
     }
     // Ghosts: effects that left the box for an event the cut took back.
-    const std::vector<std::string> effects = lines_of(effects_);
+    const std::vector<std::string> effects = Ledger::read(effects_);
     for (std::size_t i = effects_checked_; i < effects.size(); ++i) {
       const std::string id = effects[i].substr(effects[i].find(' ') + 1);
       if (!known(db, id)) ++ghosts_;
@@ -475,7 +473,7 @@ class BoxRun {
     if (check.integrity != "ok") result_.integrity = check.integrity;
     // Outside consumers and the relay: at least once each.
     std::map<std::string, std::set<std::string>> sent;
-    for (const std::string& line : lines_of(effects_)) {
+    for (const std::string& line : Ledger::read(effects_)) {
       const auto space = line.find(' ');
       sent[line.substr(0, space)].insert(line.substr(space + 1));
     }
