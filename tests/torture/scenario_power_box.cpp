@@ -9,6 +9,7 @@
 // in-transaction consumer's ledger exact, every surviving event's outside effects sent and
 // relayed, nothing left pending, claimed or dead.
 #include <SQLiteCpp/Statement.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,9 +30,6 @@
 #include "temp_dir.hpp"
 
 #ifdef SLUICE_TORTURE_NATS
-#include <sluice/ingester.hpp>
-#include <sluice/relay.hpp>
-
 #include "../nats_server_process.hpp"
 #endif
 
@@ -60,10 +58,32 @@ struct Shape {
   bool side_path = false;
 };
 
-// Cuts of one row: --cuts if given, else 30 (15 for a side path) short and 1,000 long.
+// Cuts of one row: --cuts if given, else 30 (15 for a side path) short and 1,000 long. Under
+// AddressSanitizer (make test runs the short suite again there, for memory errors, not counts) a
+// third of the short counts, so that make test stays within its time.
 long long cuts(const SuiteConfig& config, bool side_path) {
   if (config.cuts > 0) return config.cuts;
-  return config.count(side_path ? 15 : 30, 1000);
+#ifdef __SANITIZE_ADDRESS__
+  constexpr long long kShortShare = 3;
+#else
+  constexpr long long kShortShare = 1;
+#endif
+  return config.count((side_path ? 15 : 30) / kShortShare, 1000);
+}
+
+// The AddressSanitizer runtime this process runs with, "" without one. A library preloaded into
+// an instrumented process must come after it (ASan checks that it is loaded first).
+std::string sanitizer_runtime() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (name.find("libasan.so") == std::string::npos) return 0;
+        *static_cast<std::string*>(out) = name;
+        return 1;
+      },
+      &found);
+  return found;
 }
 
 Shape shape_of(const std::string& name) {
@@ -157,6 +177,11 @@ class BoxRun {
       result_.notes = "skipped: the sluice CLI was not built";
       return false;
     }
+    if (shape_.sql && !std::filesystem::exists(extension_path())) {
+      result_.notes = "skipped: the SQLite extension was not built (" + extension_path() +
+                      "; a sanitizer build leaves it out)";
+      return false;
+    }
     if (shape_.relay_library || shape_.relay_cli) {
 #ifdef SLUICE_TORTURE_NATS
       try {
@@ -167,10 +192,18 @@ class BoxRun {
       }
       nats_url_ = nats_->url();
       stream_ = "POWER";
-      // The stream exists before the first cut, which may come before the relay made it.
+      // The stream exists before the first cut, which may come before the relay made it: a
+      // relay on an empty file makes it.
       const std::string scratch = dir_.file("ensure-stream.db");
       open_database(scratch, {}, OpenMode::kCreate);
-      Relay(scratch, relay_options());
+      ChildProcess ensure(
+          config_.child_exe,
+          {"--db", scratch, "--mode", "relay", "--drain", "--nats", nats_url_, "--stream", stream_},
+          {}, dir_.file("ensure-stream.log"));
+      if (const int status = ensure.wait(); !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        result_.fail("making the stream failed: " + describe_status(status));
+        return false;
+      }
 #else
       result_.notes = "skipped: built without NATS";
       return false;
@@ -181,18 +214,6 @@ class BoxRun {
     if (shape_.earlier_boot) std::filesystem::create_directories(db_ + "-sluice-lock");
     return true;
   }
-
-#ifdef SLUICE_TORTURE_NATS
-  // As the torture child's relay and `sluice relay --subject-prefix torture` make the stream.
-  RelayOptions relay_options() const {
-    RelayOptions options;
-    options.nats_url = nats_url_;
-    options.stream = stream_;
-    options.topics = {"torture"};
-    options.subject_prefix = "torture";
-    return options;
-  }
-#endif
 
   std::vector<std::string> common_args(const std::string& round_ledger) const {
     std::vector<std::string> args{"--db",          db_,      "--ledger",         round_ledger,
@@ -243,9 +264,12 @@ class BoxRun {
       relay = start(args);
     }
     if (shape_.relay_cli) {
-      const std::string preload =
+      std::string preload =
           (std::filesystem::path(config_.child_exe).parent_path() / "libsluice-power-box.so")
               .string();
+      if (const std::string runtime = sanitizer_runtime(); !runtime.empty()) {
+        preload = runtime + ":" + preload;
+      }
       relay =
           start({"relay", db_, "--nats", nats_url_, "--stream", stream_, "--topic", "torture",
                  "--subject-prefix", "torture"},
@@ -369,31 +393,28 @@ class BoxRun {
     ghosts_counted_ = ghosts_;
   }
 
-  // Relayed messages not yet seen, read back from the stream into a file of their own.
+  // Relayed messages not yet seen, read back from the stream into a file of their own by a
+  // child process (see the torture child's --mode ingest).
   std::vector<std::string> ingest_relayed() {
     std::vector<std::string> fresh;
-#ifdef SLUICE_TORTURE_NATS
     if (stream_.empty()) return fresh;
-    IngesterOptions options;
-    options.nats_url = nats_url_;
-    options.stream = stream_;
-    options.durable = "power-check";
-    options.fetch_wait = std::chrono::milliseconds(100);
     const std::string broker = dir_.file("broker.db");
-    {
-      Ingester ingester(broker, options);
-      for (int i = 0; i < 1000; ++i) {
-        const IngestResult got = ingester.poll();
-        if (got.received == 0 && got.duplicates == 0) break;
-      }
+    if (!std::filesystem::exists(broker)) open_database(broker, {}, OpenMode::kCreate);
+    ChildProcess reader(
+        config_.child_exe,
+        {"--mode", "ingest", "--db", broker, "--nats", nats_url_, "--stream", stream_}, {},
+        dir_.file("ingest.log"));
+    if (!reader.wait_progress(1, std::chrono::seconds(60))) {
+      result_.fail("reading the stream back did not finish: " + describe_status(reader.kill9()));
+      return fresh;
     }
+    reader.wait();
     SQLite::Database db = open_database(broker, {}, OpenMode::kExisting);
     SQLite::Statement ids(db, "SELECT id FROM sluice_events WHERE topic = 'torture'");
     while (ids.executeStep()) {
       std::string id = ids.getColumn(0).getString();
       if (relayed_.insert(id).second) fresh.push_back(std::move(id));
     }
-#endif
     return fresh;
   }
 
