@@ -71,6 +71,17 @@ long long cuts(const SuiteConfig& config, bool side_path) {
   return config.count((side_path ? 15 : 30) / kShortShare, 1000);
 }
 
+// The last line of a child's log, to say why it failed before the row's directory goes.
+std::string last_line(const std::string& path) {
+  std::ifstream log(path);
+  std::string line;
+  std::string last = "(no log)";
+  while (std::getline(log, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
 // The AddressSanitizer runtime this process runs with, "" without one. A library preloaded into
 // an instrumented process must come after it (ASan checks that it is loaded first).
 std::string sanitizer_runtime() {
@@ -297,6 +308,7 @@ class BoxRun {
     }
     const std::vector<std::string> producer_box = box_args(tear);
     producer.insert(producer.end(), producer_box.begin(), producer_box.end());
+    const std::string producer_log = dir_.file("process-" + std::to_string(box.size()) + ".log");
     ChildProcess* producing = start(producer);
     for (int d = 0; d < shape_.extra_deliverers; ++d) {
       std::vector<std::string> deliverer = common_args(round_ledger);
@@ -317,7 +329,7 @@ class BoxRun {
     const bool cut_happened = std::filesystem::exists(PowerBoxVfs::cut_marker(box_));
     if (!cut_happened) {
       result_.fail("round " + std::to_string(cut) + ": no power cut; the producer ended with " +
-                   describe_status(producer_status));
+                   describe_status(producer_status) + ": " + last_line(producer_log));
     } else {
       std::ifstream marker(PowerBoxVfs::cut_marker(box_));
       std::string pid, io, tear_done, how;
@@ -465,7 +477,8 @@ class BoxRun {
       ChildProcess child(config_.child_exe, all, {}, dir_.file("final.log"));
       const int status = child.wait();
       if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        result_.fail("final " + what + " ended with " + describe_status(status));
+        result_.fail("final " + what + " ended with " + describe_status(status) + ": " +
+                     last_line(dir_.file("final.log")));
       }
     };
     if (consumer_count() > 0) {
