@@ -7,6 +7,7 @@
 
 #include "console_cases.hpp"
 #include "consumer_count_cases.hpp"
+#include "durable_claim_cases.hpp"
 #include "foreign_writer_cases.hpp"
 #include "idle_cases.hpp"
 #include "latency_cases.hpp"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     bench::Run run(settings);
     bench::run_throughput_cases(run);
     bench::run_consumer_count_cases(run);
+    bench::run_durable_claim_cases(run);
     bench::run_latency_cases(run);
     bench::run_scale_cases(run);
     bench::run_idle_cases(run);

@@ -15,7 +15,7 @@
 namespace sluice::torture {
 
 ChildProcess::ChildProcess(const std::string& exe, const std::vector<std::string>& args,
-                           const Env& env, const std::string& stderr_path) {
+                           const Env& env, const std::string& stderr_path, pid_t process_group) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("ChildProcess: pipe failed: ") + std::strerror(errno));
@@ -31,6 +31,7 @@ ChildProcess::ChildProcess(const std::string& exe, const std::vector<std::string
     throw std::runtime_error(std::string("ChildProcess: fork failed: ") + std::strerror(errno));
   }
   if (pid_ == 0) {
+    if (process_group >= 0) ::setpgid(0, process_group);
     ::dup2(fds[1], STDOUT_FILENO);
     if (!stderr_path.empty()) {
       const int err = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -41,6 +42,9 @@ ChildProcess::ChildProcess(const std::string& exe, const std::vector<std::string
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
   }
+  // Also from the parent, so the group exists before the constructor returns, whichever of the
+  // two runs first.
+  if (process_group >= 0) ::setpgid(pid_, process_group);
   ::close(fds[1]);
   out_fd_ = fds[0];
 }

@@ -18,9 +18,10 @@ class ChildProcess {
   using Env = std::vector<std::pair<std::string, std::string>>;
 
   // Starts `exe` with `args` and the parent's environment plus `env`. With `stderr_path`, the
-  // child's stderr goes to that file (truncated) instead of the parent's.
+  // child's stderr goes to that file (truncated) instead of the parent's. `process_group`: -1
+  // stays in the parent's, 0 leads a new one (its id is the child's pid), a pid joins that one.
   ChildProcess(const std::string& exe, const std::vector<std::string>& args, const Env& env = {},
-               const std::string& stderr_path = "");
+               const std::string& stderr_path = "", pid_t process_group = -1);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

@@ -17,6 +17,11 @@ struct SuiteConfig {
   std::string cli_exe;
   // tests/torture/corpus, replayed through the hostile-payload target.
   std::string corpus_dir;
+  // tests/golden/v4.sluice, a file of an older schema version.
+  std::string golden_file;
+
+  // Cuts per power-box row (scenario 14) instead of its short or long count; 0: those.
+  long long cuts = 0;
 
   long long count(long long short_count, long long long_count) const {
     return long_run ? long_count : short_count;
@@ -59,5 +64,8 @@ ScenarioResult run_corrupt_files(const SuiteConfig& config);
 ScenarioResult run_power_loss_full(const SuiteConfig& config);
 ScenarioResult run_power_loss_normal(const SuiteConfig& config);
 ScenarioResult run_hostile_payloads(const SuiteConfig& config);
+// `shape`: outside1, outside2, sql, relay-lib, relay-cli, checkpoint, prune, replay or boot.
+ScenarioResult run_power_box(const SuiteConfig& config, const std::string& shape, bool full);
+ScenarioResult run_power_box_migration(const SuiteConfig& config, bool full);
 
 }  // namespace sluice::torture

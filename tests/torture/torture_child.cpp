@@ -1,9 +1,12 @@
 // sluice-torture-child: the process the torture suite kills. It produces events (recording each
 // acknowledged commit in a ledger), delivers them to several consumers whose handlers write one
-// row each into a domain table, and runs admin work, as told by its flags.
+// row each into a domain table (in-transaction) or one line each into an effects file outside it
+// (outside-transaction and batch consumers, SQL claimers, as an email leaves the box), relays
+// them to NATS, and runs admin work, as told by its flags.
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +14,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <set>
@@ -22,7 +26,12 @@
 #include "crash_point.hpp"
 #include "file_state.hpp"
 #include "ledger.hpp"
+#include "power_box_vfs.hpp"
 #include "power_loss_vfs.hpp"
+#ifdef SLUICE_TORTURE_NATS
+#include <sluice/ingester.hpp>
+#include <sluice/relay.hpp>
+#endif
 
 namespace sluice::torture {
 namespace {
@@ -88,7 +97,7 @@ std::uint64_t id_hash(const std::string& id) { return std::hash<std::string>{}(i
 
 class Child {
  public:
-  explicit Child(const Flags& flags) : flags_(flags) {
+  Child(const Flags& flags, PowerBoxVfs* box) : flags_(flags), box_(box) {
     options_.synchronous =
         flags.text("synchronous", "full") == "normal" ? Synchronous::kNormal : Synchronous::kFull;
     options_.poll_interval = std::chrono::milliseconds(5);
@@ -113,6 +122,11 @@ class Child {
     }
     const std::string mode = flags_.text("mode", "both");
     if (mode == "admin") return admin(path);
+    // Opening the file above migrated it: a cut armed from the start fell inside the migration.
+    if (mode == "migrate") return 0;
+    if (mode == "sql") return sql_claimer(path);
+    if (mode == "relay") return relay(path);
+    if (mode == "ingest") ingest(path);
     std::optional<Worker> worker;
     if (mode == "deliver" || mode == "both") {
       worker.emplace(path, options_);
@@ -125,10 +139,12 @@ class Child {
         worker->stop();
         if (!drain(*worker)) return kExitDrainTimeout;
         if (flags_.has("replay")) {
+          cut_during("replay");
           replay_per_consumer(worker->db());
           if (!drain(*worker)) return kExitDrainTimeout;
         }
         if (flags_.has("prune")) {
+          cut_during("prune");
           prune_finished(worker->db(), Duration(0));
           if (!drain(*worker)) return kExitDrainTimeout;
         }
@@ -141,17 +157,67 @@ class Child {
   }
 
  private:
+  // --kinds names each consumer's delivery, in order: "in" (the default), "outside" or "batch".
+  std::string kind_of(long long c) const {
+    const std::string kinds = flags_.text("kinds");
+    std::size_t from = 0;
+    for (long long i = 0; i < c && from != std::string::npos; ++i) {
+      from = kinds.find(',', from);
+      if (from != std::string::npos) ++from;
+    }
+    if (from == std::string::npos || from >= kinds.size()) return "in";
+    return kinds.substr(from, kinds.find(',', from) - from);
+  }
+
   void subscribe(Worker& worker) {
     const long long consumers = flags_.number("consumers", 1);
     for (long long c = 0; c < consumers; ++c) {
       const std::string name = "c" + std::to_string(c);
+      const std::string kind = kind_of(c);
       ConsumerOptions consumer_options;
       consumer_options.ordered = c == 0 && flags_.has("ordered");
       consumer_options.start_from = StartFrom::kOldest;
-      worker.subscribe(
-          name, kTopic, [this, name](const Event& e, Context& ctx) { handle(name, e, ctx); },
-          consumer_options);
+      if (kind == "in") {
+        worker.subscribe(
+            name, kTopic, [this, name](const Event& e, Context& ctx) { handle(name, e, ctx); },
+            consumer_options);
+        continue;
+      }
+      consumer_options.mode = DeliveryMode::kOutsideTransaction;
+      if (kind == "outside") {
+        worker.subscribe(
+            name, kTopic, [this, name](const Event& e, Context&) { send(name, e.id); },
+            consumer_options);
+      } else if (kind == "batch") {
+        worker.subscribe_batch(
+            name, kTopic,
+            [this, name](const std::vector<Event>& events) {
+              for (const Event& e : events) send(name, e.id);
+              return std::vector<Outcome>(events.size());
+            },
+            consumer_options);
+      } else {
+        throw std::invalid_argument("--kinds: unknown consumer kind '" + kind + "'");
+      }
     }
+  }
+
+  // An effect that leaves the box (an email, a webhook): one line in the effects file, written
+  // before the handler returns. It survives a power cut, as the email does.
+  void send(const std::string& consumer, const std::string& event_id) {
+    effects_.append(consumer + " " + event_id);
+    progress('d');
+  }
+
+  // Arms the power box's cut at a random one of the next --cut-within I/O calls when --cut-during
+  // names `operation`, so that the cut lands while it runs.
+  void cut_during(const std::string& operation) {
+    if (box_ == nullptr || flags_.text("cut-during") != operation) return;
+    std::mt19937_64 rng(flags_.seed() * 31 + 7);
+    box_->cut_at_io(1 + static_cast<long long>(rng() % flags_.number("cut-within", 20)),
+                    flags_.text("box-cut").find("reordered") != std::string::npos
+                        ? BoxTear::kReordered
+                        : BoxTear::kClean);
   }
 
   void handle(const std::string& consumer, const Event& e, Context& ctx) {
@@ -221,16 +287,26 @@ class Child {
       }
       progress('p');
     }
+    if (flags_.text("cut-during") == "checkpoint") {
+      cut_during("checkpoint");
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
   }
 
-  // Delivers until no consumer has pending or claimed work; false if that takes too long.
+  // Delivers until none of this process's consumers has pending or claimed work; false if that
+  // takes too long. Others on the file (an SQL claimer, the relay) are theirs to drain.
   bool drain(Worker& worker) {
     for (int round = 0; round < 20000; ++round) {
       worker.run_until_idle();
-      bool idle = claims_left(worker.db()) == 0;
+      bool idle = true;
       for (const ConsumerStats& s : consumer_stats(worker.db(), options_)) {
-        if (s.pending > 0 || s.claimed > 0) idle = false;
+        if (s.consumer.rfind('c', 0) == 0 && (s.pending > 0 || s.claimed > 0)) idle = false;
       }
+      SQLite::Statement claims(worker.db(),
+                               "SELECT count(*) FROM sluice_claims c JOIN sluice_consumers k ON "
+                               "k.id = c.consumer_id WHERE k.name LIKE 'c%'");
+      claims.executeStep();
+      if (claims.getColumn(0).getInt64() != 0) idle = false;
       if (idle) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
@@ -255,6 +331,119 @@ class Child {
     prune_options.force = true;
     prune_options.batch_size = 8;
     return prune(db, retention, prune_options, options_);
+  }
+
+  // A consumer driven from SQL through the loadable extension (--extension PATH), as a Python app
+  // drives one: it claims, sends each event's effect outside the file, then marks it done. With
+  // --drain it stops once nothing is due or claimed; without, it polls until killed.
+  int sql_claimer(const std::string& path) {
+    SQLite::Database db = open_database(path, options_);
+    sqlite3_db_config(db.getHandle(), SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 1, nullptr);
+    char* error = nullptr;
+    if (sqlite3_load_extension(db.getHandle(), flags_.text("extension").c_str(), nullptr, &error) !=
+        SQLITE_OK) {
+      const std::string why = error != nullptr ? error : "unknown error";
+      sqlite3_free(error);
+      throw std::runtime_error("loading the extension failed: " + why);
+    }
+    db.exec("PRAGMA synchronous = " +
+            std::string(options_.synchronous == Synchronous::kNormal ? "NORMAL" : "FULL"));
+    const std::string consumer = "s0";
+    db.exec("SELECT sluice_subscribe('" + consumer + "', '" + kTopic +
+            "', '{\"start_from\": \"oldest\", \"max_attempts\": " +
+            std::to_string(options_.retry.max_attempts) + "}')");
+    SQLite::Statement claim(db, "SELECT sluice_claim(?, 8)");
+    SQLite::Statement done(db, "SELECT sluice_done(?, ?)");
+    for (int idle_rounds = 0;;) {
+      claim.bind(1, consumer);
+      claim.executeStep();
+      const nlohmann::json events = nlohmann::json::parse(claim.getColumn(0).getString());
+      claim.reset();
+      for (const auto& e : events) {
+        const std::string id = e.at("id").get<std::string>();
+        send(consumer, id);
+        SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+        done.bind(1, consumer);
+        done.bind(2, id);
+        done.executeStep();
+        done.reset();
+        tx.commit();
+      }
+      if (!events.empty()) {
+        idle_rounds = 0;
+        continue;
+      }
+      if (flags_.has("drain")) {
+        bool idle = true;
+        for (const ConsumerStats& s : consumer_stats(db, options_)) {
+          if (s.consumer == consumer && (s.pending > 0 || s.claimed > 0)) idle = false;
+        }
+        if (idle) return 0;
+        if (++idle_rounds > 20000) return kExitDrainTimeout;
+      }
+      // A polling consumer: nothing was due, so it waits a little before it asks again.
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  // The library's relay (sluice::Relay) to --nats / --stream at the child's synchronous level.
+  // Relays until killed, or with --drain until nothing is due, then ends without destroying the
+  // relay (see ingest()).
+  int relay(const std::string& path) {
+#ifdef SLUICE_TORTURE_NATS
+    RelayOptions relay_options;
+    relay_options.nats_url = flags_.text("nats");
+    relay_options.stream = flags_.text("stream");
+    relay_options.topics = {kTopic};
+    relay_options.subject_prefix = "torture";
+    relay_options.ack_timeout = std::chrono::seconds(2);
+    relay_options.min_backoff = std::chrono::milliseconds(10);
+    relay_options.max_backoff = std::chrono::milliseconds(100);
+    auto* relay = new Relay(path, relay_options, options_);
+    SQLite::Database db = open_database(path, options_);
+    progress('r');  // connected (or connecting in the background) and ready to relay
+    for (int round = 0; round < 20000; ++round) {
+      relay->run_until_idle();
+      if (!flags_.has("drain")) continue;
+      bool idle = true;
+      for (const ConsumerStats& s : consumer_stats(db, options_)) {
+        if (s.consumer == relay_options.consumer && (s.pending > 0 || s.claimed > 0)) {
+          idle = false;
+        }
+      }
+      if (idle) ::_exit(0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ::_exit(kExitDrainTimeout);
+#else
+    (void)path;
+    throw std::invalid_argument("--mode relay: this build has no NATS support");
+#endif
+  }
+
+  // Reads back what the relay published: ingests the stream (--nats, --stream) into --db until a
+  // fetch brings nothing new, reports it on the progress pipe and ends without closing the NATS
+  // connection. Destroying an Ingester can hang for good (libnats 3.4: natsConn_close joins a
+  // reader thread that waits for a lock; seen once in ~640 closes), so the suite never does it in
+  // its own process.
+  [[noreturn]] void ingest(const std::string& path) {
+#ifdef SLUICE_TORTURE_NATS
+    IngesterOptions ingester_options;
+    ingester_options.nats_url = flags_.text("nats");
+    ingester_options.stream = flags_.text("stream");
+    ingester_options.durable = "power-check";
+    ingester_options.fetch_wait = std::chrono::milliseconds(100);
+    auto* ingester = new Ingester(path, ingester_options, options_);
+    for (int i = 0; i < 1000; ++i) {
+      const IngestResult got = ingester->poll();
+      if (got.received == 0 && got.duplicates == 0) break;
+    }
+    progress('i');
+    ::_exit(0);
+#else
+    (void)path;
+    throw std::invalid_argument("--mode ingest: this build has no NATS support");
+#endif
   }
 
   // An operator's process on the live file: ingests, lists, replays every dead letter and prunes
@@ -283,6 +472,8 @@ class Child {
   }
 
   const Flags& flags_;
+  PowerBoxVfs* box_;
+  Ledger effects_{flags_.text("effects", "/dev/null"), false};
   Options options_;
   std::shared_ptr<StderrSink> sink_ = std::make_shared<StderrSink>();
   bool no_faults_ = false;
@@ -306,6 +497,20 @@ std::unique_ptr<PowerLossVfs> arm_power_cut(const Flags& flags) {
   return vfs;
 }
 
+// A process of a power box (--box DIR), cutting the whole box at its own --box-cut "N:tear" when
+// given one.
+std::unique_ptr<PowerBoxVfs> join_power_box(const Flags& flags) {
+  if (!flags.has("box")) return nullptr;
+  auto vfs = std::make_unique<PowerBoxVfs>(flags.text("box"), flags.seed());
+  if (flags.has("box-cut") && !flags.has("cut-during")) {
+    long long n = 0;
+    BoxTear tear = BoxTear::kClean;
+    PowerBoxVfs::parse_cut(flags.text("box-cut"), n, tear);
+    vfs->cut_at_io(n, tear);
+  }
+  return vfs;
+}
+
 }  // namespace
 }  // namespace sluice::torture
 
@@ -315,9 +520,11 @@ int main(int argc, char** argv) {
   try {
     const Flags flags = parse_flags(argc, argv);
     auto power = arm_power_cut(flags);
-    Child child(flags);
+    auto box = join_power_box(flags);
+    Child child(flags, box.get());
     const int rc = child.run();
     if (power) power->cut_now(Tear::kDropAll);
+    if (box && flags.has("cut-at-end")) box->cut_now(BoxTear::kClean);
     return rc;
   } catch (const sluice::DatabaseError& e) {
     std::cerr << "sluice-torture-child: " << e.what() << " (code " << e.code() << ")\n";

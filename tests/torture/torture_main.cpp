@@ -1,5 +1,6 @@
 // sluice-torture: runs the torture scenarios of issue 4 and prints one table row each.
 // Usage: sluice-torture [--long] [--seed N] [--only SUBSTRING] [--cli PATH] [--corpus DIR]
+//                      [--cuts N]   (cuts per power-box row, overriding its short or long count)
 // Exits non-zero if any row fails.
 #include <chrono>
 #include <cstdio>
@@ -16,7 +17,7 @@ namespace sluice::torture {
 namespace {
 
 struct NamedScenario {
-  const char* name;
+  std::string name;
   Scenario run;
 };
 
@@ -36,7 +37,21 @@ const std::vector<NamedScenario>& scenarios() {
       {"power-normal", run_power_loss_normal},
       {"hostile", run_hostile_payloads},
   };
-  return all;
+  static const std::vector<NamedScenario> with_box = [] {
+    std::vector<NamedScenario> list = all;
+    for (const char* shape : {"outside1", "outside2", "sql", "relay-lib", "relay-cli", "checkpoint",
+                              "prune", "replay", "boot", "migrate"}) {
+      for (const bool full : {true, false}) {
+        const std::string name = std::string("box-") + shape + (full ? "-full" : "-normal");
+        list.push_back({name, [shape = std::string(shape), full](const SuiteConfig& config) {
+                          return shape == "migrate" ? run_power_box_migration(config, full)
+                                                    : run_power_box(config, shape, full);
+                        }});
+      }
+    }
+    return list;
+  }();
+  return with_box;
 }
 
 void print_row(const ScenarioResult& r, double seconds) {
@@ -56,6 +71,7 @@ int main(int argc, char** argv) {
   const std::string dir = executable_dir();
   config.child_exe = dir + "/sluice-torture-child";
   config.corpus_dir = std::string(SLUICE_TORTURE_SOURCE_DIR) + "/corpus";
+  config.golden_file = std::string(SLUICE_TORTURE_SOURCE_DIR) + "/../golden/v4.sluice";
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -69,13 +85,15 @@ int main(int argc, char** argv) {
       config.seed = std::stoull(value());
     } else if (arg == "--only") {
       only = value();
+    } else if (arg == "--cuts") {
+      config.cuts = std::stoll(value());
     } else if (arg == "--cli") {
       config.cli_exe = value();
     } else if (arg == "--corpus") {
       config.corpus_dir = value();
     } else {
       std::cerr << "usage: sluice-torture [--long] [--seed N] [--only NAME] [--cli PATH] "
-                   "[--corpus DIR]\n";
+                   "[--corpus DIR] [--cuts N]\n";
       return 2;
     }
   }
@@ -89,7 +107,7 @@ int main(int argc, char** argv) {
   int passed = 0;
   int failed = 0;
   for (const NamedScenario& s : scenarios()) {
-    if (!only.empty() && std::string(s.name).find(only) == std::string::npos) continue;
+    if (!only.empty() && s.name.find(only) == std::string::npos) continue;
     const auto start = std::chrono::steady_clock::now();
     ScenarioResult result;
     try {
