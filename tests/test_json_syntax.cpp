@@ -47,6 +47,20 @@ TEST_CASE("invalid JSON is refused") {
   }
 }
 
+// Found by the json_syntax fuzz target: "\ud83d\ud83d" was accepted, and every reader of the
+// payload built on nlohmann (the CLI, the console, a C++ handler) then failed to parse it.
+TEST_CASE("an escaped surrogate must be half of a pair, as nlohmann and I-JSON require") {
+  CHECK(is_valid_json("\"\\ud83d\\ude00\""));
+  CHECK(is_valid_json("\"\\uD83D\\uDE00 and \\uffff\""));
+  for (const char* text :
+       {"\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83d\\ud83d\\ude00\"", "\"\\ud83dx\"", "\"\\ud83d\\n\"",
+        "\"\\ud83d\\u0041\"", "\"\\ude00\\ud83d\"", "\"\\udbff\""}) {
+    CAPTURE(std::string(text));
+    CHECK_FALSE(is_valid_json(text));
+    CHECK_FALSE(nlohmann::json::accept(text));
+  }
+}
+
 TEST_CASE("nesting is bounded instead of recursing without limit") {
   const std::string deep_ok =
       std::string(sluice::kMaxJsonDepth, '[') + std::string(sluice::kMaxJsonDepth, ']');
