@@ -148,14 +148,36 @@ class JsonScanner {
     if (c != 'u')
       return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
              c == 't';
+    int unit = code_unit();
+    if (unit < 0xd800 || unit > 0xdfff) return unit >= 0;
+    // A surrogate escape must be a high one followed by an escaped low one: nlohmann, which
+    // every reader of a payload in sluice (and many handlers) parses with, refuses anything
+    // else, as I-JSON (RFC 7493) does.
+    if (unit > 0xdbff || end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+    p_ += 2;
+    unit = code_unit();
+    return unit >= 0xdc00 && unit <= 0xdfff;
+  }
+
+  // The four hex digits of a \u escape as a number, or -1 if they are not four hex digits.
+  int code_unit() {
+    int unit = 0;
     for (int i = 0; i < 4; ++i, ++p_) {
-      if (p_ == end_) return false;
+      if (p_ == end_) return -1;
       const char h = *p_;
-      if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) {
-        return false;
+      int digit;
+      if (h >= '0' && h <= '9') {
+        digit = h - '0';
+      } else if (h >= 'a' && h <= 'f') {
+        digit = h - 'a' + 10;
+      } else if (h >= 'A' && h <= 'F') {
+        digit = h - 'A' + 10;
+      } else {
+        return -1;
       }
+      unit = unit * 16 + digit;
     }
-    return true;
+    return unit;
   }
 
   // One multi-byte UTF-8 character.
