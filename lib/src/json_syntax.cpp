@@ -1,11 +1,46 @@
 #include "json_syntax.hpp"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
+#include <system_error>
 
 #include "utf8.hpp"
 
 namespace sluice {
 namespace {
+
+// True if the JSON number `first`..`last` is too large for a double: nlohmann, which reads
+// numbers with strtod, refuses a document holding one. One too small is fine: it reads as 0.
+bool overflows_double(const char* first, const char* last) {
+  const char* number = first;
+  if (*first == '-') ++first;
+  // The power of ten of the first significant digit.
+  long long integer_digits = 0, zeros_before = 0;
+  bool fraction = false, significant = false;
+  for (; first != last && *first != 'e' && *first != 'E'; ++first) {
+    if (*first == '.') {
+      fraction = true;
+      continue;
+    }
+    if (!fraction) ++integer_digits;
+    if (!significant && *first == '0') ++zeros_before;
+    significant = significant || *first != '0';
+  }
+  if (!significant) return false;
+  long long exponent = 0;
+  const bool negative = first != last && ++first != last && *first == '-';
+  for (; first != last; ++first) {
+    if (*first >= '0' && *first <= '9') {
+      exponent = std::min(exponent * 10 + (*first - '0'), 1LL << 40);
+    }
+  }
+  const long long power = integer_digits - 1 - zeros_before + (negative ? -exponent : exponent);
+  // DBL_MAX is 1.797...e308: only at that power do the digits decide, as strtod rounds them.
+  if (power != 308) return power > 308;
+  double value;
+  return std::from_chars(number, last, value).ec == std::errc::result_out_of_range;
+}
 
 class JsonScanner {
  public:
@@ -101,13 +136,17 @@ class JsonScanner {
   }
 
   bool number() {
+    const char* start = p_;
     if (p_ != end_ && *p_ == '-') ++p_;
     if (p_ == end_) return false;
+    const char* integer = p_;
     if (*p_ == '0') {
       ++p_;
     } else if (!digits()) {
       return false;
     }
+    // Fewer digits than DBL_MAX's 309 and no exponent: within a double's range.
+    bool may_overflow = p_ - integer > 308;
     if (p_ != end_ && *p_ == '.') {
       ++p_;
       if (!digits()) return false;
@@ -116,8 +155,9 @@ class JsonScanner {
       ++p_;
       if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
       if (!digits()) return false;
+      may_overflow = true;
     }
-    return true;
+    return !may_overflow || !overflows_double(start, p_);
   }
 
   bool string() {
