@@ -1,8 +1,8 @@
 // Fuzz target: the loadable extension's SQL functions and tables (docs/sql.md) called with
 // arguments of any type and value, in any order, inside and outside transactions, as a host's
-// SQL can, on a connection that loaded the module (SLUICE_SQLITE_MODULE, built with the same
-// sanitizers). Bad arguments must come back as SQL errors; a crash, a leak or an exception
-// escaping into SQLite fails.
+// SQL can, on a connection that loaded the module (SLUICE_SQLITE_MODULE, built as this host is:
+// with the sanitizers, or in `make test` in the plain build). Bad arguments must come back as
+// SQL errors; a crash, a leak or an exception escaping into SQLite fails.
 #include <sqlite3.h>
 
 #include <cstdint>
