@@ -3,6 +3,12 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 DB ?= orders.db
 
+# ccache (installed by scripts/install-deps; meson uses it when present) finds what an earlier
+# build compiled, in any clone of the repository on this machine: paths under the clone are
+# hashed relative to it, and the build directory's name is left out of the hash.
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= true
+
 .PHONY: deps build demo test test-asan bench peers-deps torture fuzz format clean
 
 deps:

@@ -403,3 +403,21 @@ TEST_CASE("a started ingester survives another process holding the file's write 
   ingester.stop();
   CHECK(list_events(db, {.limit = 100}).size() == 20);
 }
+
+TEST_CASE("poll() on a started ingester is refused; stop() then poll() ingests") {
+  Broker broker;
+  TempDir dir;
+  publish_events(broker.client, 0, 5);
+  Ingester ingester(dir.file("b.db"), ingester_options(broker.server, "b"));
+  ingester.start();
+  CHECK_THROWS_WITH_AS(ingester.poll(), doctest::Contains("refused, the ingester is started"),
+                       InvalidArgument);
+  ingester.stop();
+  publish_events(broker.client, 5, 5);
+  SQLite::Database db = open_database(dir.file("b.db"));
+  // However many the started ingester stored before stop(), polls take the rest.
+  for (int polls = 0; polls < 100 && list_events(db, {.limit = 100}).size() < 10; ++polls) {
+    ingester.poll();
+  }
+  CHECK(list_events(db, {.limit = 100}).size() == 10);
+}

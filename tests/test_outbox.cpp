@@ -1,4 +1,13 @@
 #include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
 
 #include "support/fixture.hpp"
 
@@ -287,4 +296,100 @@ TEST_CASE("enqueue_batch names the dedup key that refused a row whose ID a later
   CHECK(results[1].status == EnqueueResult::Status::kStored);
   CHECK(results[1].id == "x");
   CHECK(find_event(f.db, "x").payload == "2");
+}
+
+namespace {
+
+// Makes `db`'s calls wait for the write lock without a deadline, telling `waiting` once the first
+// wait began: from then on the calling thread is known to be inside a call on the connection.
+struct LockWait {
+  explicit LockWait(SQLite::Database& db) {
+    sqlite3_busy_handler(
+        db.getHandle(),
+        [](void* self, int) -> int {
+          auto* wait = static_cast<LockWait*>(self);
+          if (!wait->told.exchange(true)) wait->waiting.set_value();
+          sqlite3_sleep(1);
+          return 1;
+        },
+        this);
+  }
+  std::promise<void> waiting;
+  std::atomic<bool> told{false};
+};
+
+// Runs `call` on a thread of its own and returns how it ended: "done", its error's text, or
+// "still inside" if it had not returned 10 s later (then the thread is left to the caller to join).
+std::string second_thread_call(std::thread& thread, const std::function<void()>& call) {
+  auto ended = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> result = ended->get_future();
+  thread = std::thread([call, ended] {
+    try {
+      call();
+      ended->set_value("done");
+    } catch (const std::exception& e) {
+      ended->set_value(e.what());
+    }
+  });
+  // A bound on a failing run only (a call that waits behind the first would never return before
+  // the lock holder below lets go): a passing run returns at once.
+  if (result.wait_for(std::chrono::seconds(10)) != std::future_status::ready) return "still inside";
+  return result.get();
+}
+
+}  // namespace
+
+TEST_CASE("an Outbox call from a second thread while one runs is refused; the first goes on") {
+  Fixture f(true);
+  SQLite::Database holder(f.dir.file("app.db"), SQLite::OPEN_READWRITE);
+  holder.exec("BEGIN IMMEDIATE");
+  LockWait wait(f.db);
+  std::thread first([&] { f.outbox.enqueue_now({.topic = "t", .id = "first"}); });
+  wait.waiting.get_future().wait();
+
+  std::thread second;
+  const std::string ended =
+      second_thread_call(second, [&] { f.outbox.enqueue_now({.topic = "t", .id = "second"}); });
+  holder.exec("ROLLBACK");
+  first.join();
+  second.join();
+  CHECK(ended.find("sluice: Outbox::enqueue_now: refused, another thread is inside") == 0);
+  CHECK(count(f.db, "sluice_events") == 1);
+  CHECK(count(f.db, "sluice_events", "id = 'first'") == 1);
+}
+
+TEST_CASE("enqueue() on a connection another thread is enqueueing on is refused") {
+  Fixture f(true);
+  // The first enqueue waits inside its INSERT, in a trigger's call of an app function, until told.
+  struct Gate {
+    std::promise<void> inside;
+    std::promise<void> open;
+    std::shared_future<void> opened{open.get_future().share()};
+  } gate;
+  sqlite3_create_function_v2(
+      f.db.getHandle(), "wait_for_gate", 0, SQLITE_UTF8, &gate,
+      [](sqlite3_context* ctx, int, sqlite3_value**) {
+        auto* g = static_cast<Gate*>(sqlite3_user_data(ctx));
+        g->inside.set_value();
+        g->opened.wait();
+        sqlite3_result_null(ctx);
+      },
+      nullptr, nullptr, nullptr);
+  f.db.exec(
+      "CREATE TEMP TRIGGER hold_first BEFORE INSERT ON sluice_events WHEN NEW.id = 'first' "
+      "BEGIN SELECT wait_for_gate(); END");
+  f.db.exec("BEGIN IMMEDIATE");
+  std::thread first([&] { sluice::enqueue(f.db, {.topic = "t", .id = "first"}, f.options); });
+  gate.inside.get_future().wait();
+
+  std::thread second;
+  const std::string ended = second_thread_call(
+      second, [&] { sluice::enqueue(f.db, {.topic = "t", .id = "second"}, f.options); });
+  gate.open.set_value();
+  first.join();
+  second.join();
+  f.db.exec("COMMIT");
+  CHECK(ended.find("sluice: enqueue: refused, another thread is inside") == 0);
+  CHECK(count(f.db, "sluice_events") == 1);
+  CHECK(count(f.db, "sluice_events", "id = 'first'") == 1);
 }

@@ -14,6 +14,7 @@
 #include "connection_clock.hpp"
 #include "enqueue_in_statement.hpp"
 #include "event_codec.hpp"
+#include "exclusive_use.hpp"
 #include "rewind.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
@@ -239,8 +240,9 @@ struct EventWriter : ConnectionCached {
   // What the rows of a many-row statement bind, kept until it has run; reused.
   std::vector<std::string> row_ids;
   std::vector<std::string> row_headers;
-  // True while enqueue_in_statement runs insert_event on this writer.
-  bool inserting = false;
+  // Its user: the Outbox's caller, or for enqueue() the thread using the connection; a trigger
+  // that enqueues re-enters on that thread.
+  ExclusiveUse use;
 };
 
 namespace {
@@ -263,18 +265,21 @@ Outbox::Outbox(SQLite::Database& db, Options options) {
 Outbox::~Outbox() = default;
 
 EnqueueResult Outbox::enqueue(const NewEvent& event) {
+  ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::enqueue");
   require_transaction(impl_->db, "enqueue");
   validate_new_event(event, impl_->options.max_payload_bytes);
   return guarded("enqueue", [&] { return impl_->insert_event(event); });
 }
 
 std::vector<EnqueueResult> Outbox::enqueue_batch(const std::vector<NewEvent>& events) {
+  ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::enqueue_batch");
   require_transaction(impl_->db, "enqueue batch");
   for (const NewEvent& event : events) validate_new_event(event, impl_->options.max_payload_bytes);
   return guarded("enqueue batch", [&] { return impl_->insert_events(events); });
 }
 
 EnqueueResult Outbox::enqueue_now(const NewEvent& event) {
+  ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::enqueue_now");
   validate_new_event(event, impl_->options.max_payload_bytes);
   return guarded("enqueue", [&] {
     WriteTransaction tx(impl_->db);
@@ -285,6 +290,7 @@ EnqueueResult Outbox::enqueue_now(const NewEvent& event) {
 }
 
 EnqueueResult Outbox::receive(const NewEvent& event) {
+  ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::receive");
   require_own_id(event);
   validate_new_event(event, impl_->options.max_payload_bytes);
   return guarded("receive", [&] {
@@ -297,6 +303,7 @@ EnqueueResult Outbox::receive(const NewEvent& event) {
 }
 
 std::vector<EnqueueResult> Outbox::receive_batch(const std::vector<NewEvent>& events) {
+  ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::receive_batch");
   for (const NewEvent& event : events) {
     require_own_id(event);
     validate_new_event(event, impl_->options.max_payload_bytes);
@@ -327,24 +334,17 @@ EnqueueResult enqueue_in_statement(SQLite::Database& db, const NewEvent& event,
       }
       return std::make_unique<EventWriter>(db, Options{});
     }));
-    writer.clock = clock_for(db, options);
+    ExclusiveUse::Scope use(writer.use, "sluice: enqueue");
     // A trigger on sluice_events that enqueues (the extension's sluice_enqueue) calls this again
     // while the writer's insert statement runs: resetting that statement under it lost the
     // outer event's failure, so the nested call prepares a statement of its own.
-    if (writer.inserting) {
+    if (use.nested()) {
       EventWriter nested(db, Options{});
-      nested.clock = writer.clock;
+      nested.clock = clock_for(db, options);
       return nested.insert_event(event);
     }
-    writer.inserting = true;
-    try {
-      EnqueueResult result = writer.insert_event(event);
-      writer.inserting = false;
-      return result;
-    } catch (...) {
-      writer.inserting = false;
-      throw;
-    }
+    writer.clock = clock_for(db, options);
+    return writer.insert_event(event);
   });
 }
 

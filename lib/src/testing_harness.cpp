@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "exclusive_use.hpp"
 #include "handler_context.hpp"
 #include "sluice/database.hpp"
 #include "sluice/inspect.hpp"
@@ -86,6 +87,8 @@ struct Harness::Impl {
   Options options;
   Worker worker;
   Outbox outbox;
+  // The test thread's; a second thread's drain or run would share the one connection.
+  ExclusiveUse use;
 };
 
 Harness::Harness(Options options) {
@@ -123,13 +126,20 @@ void Harness::subscribe_batch(const std::string& consumer, const std::string& to
   impl_->worker.subscribe_batch(consumer, topic, std::move(handler), std::move(options));
 }
 
-EnqueueResult Harness::enqueue(const NewEvent& event) { return impl_->outbox.enqueue_now(event); }
+EnqueueResult Harness::enqueue(const NewEvent& event) {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::enqueue");
+  return impl_->outbox.enqueue_now(event);
+}
 
 std::int64_t Harness::mark() { return newest_event_seq(impl_->db); }
 
-DrainResult Harness::drain() { return impl_->worker.run_until_idle(); }
+DrainResult Harness::drain() {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::drain");
+  return impl_->worker.run_until_idle();
+}
 
 DrainResult Harness::advance(Duration by) {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::advance");
   if (by < Duration(0)) {
     throw InvalidArgument("sluice::testing: advance: the duration is negative (" +
                           std::to_string(by.count()) + " ms)");
@@ -153,6 +163,7 @@ DrainResult Harness::advance(Duration by) {
 
 Outcome Harness::run(const Handler& handler, const Event& event, int attempt,
                      const std::string& consumer) {
+  ExclusiveUse::Scope use(impl_->use, "sluice::testing: Harness::run");
   HandlerContext context(consumer, attempt, &impl_->db, &impl_->outbox);
   guarded("run handler", [&] { impl_->db.exec("BEGIN IMMEDIATE"); });
   Outcome outcome;

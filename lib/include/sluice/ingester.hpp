@@ -50,8 +50,9 @@ struct IngestResult {
   long long duplicates = 0;
 };
 
-// start(), stop(), counters() and the destructor are thread-safe; poll() must not run while
-// started.
+// start(), stop(), counters(), metrics_text() and the destructor are thread-safe. poll() takes one
+// thread at a time and only while not started: poll() while started or while another thread
+// polls, and start() while a thread polls, throw InvalidArgument.
 class Ingester {
  public:
   // Opens `path` and connects to NATS (in the background if no server answers yet). Throws

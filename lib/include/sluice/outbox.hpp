@@ -11,8 +11,9 @@
 
 namespace sluice {
 
-// Not thread-safe: bound to one connection and used where that connection is used. Must not
-// outlive the connection. Keeps its prepared statements for the connection's lifetime.
+// Not thread-safe: bound to one connection and used where that connection is used; a call from a
+// second thread while one runs throws InvalidArgument and does nothing. Must not outlive the
+// connection. Keeps its prepared statements for the connection's lifetime.
 class Outbox {
  public:
   // Binds to `db`, creating or migrating the sluice schema if needed (not inside a transaction).
@@ -60,7 +61,8 @@ class Outbox {
 // Throws TransactionError if no transaction is open or the file has no current sluice schema
 // (open it with open_database first), InvalidArgument as Outbox::enqueue does; a duplicate
 // writes nothing and returns a result naming the existing event. Not thread-safe: use it where
-// the connection is used.
+// the connection is used; a call from a second thread while one runs on the same connection
+// throws InvalidArgument.
 EnqueueResult enqueue(SQLite::Database& db, const NewEvent& event, const Options& options = {});
 
 }  // namespace sluice

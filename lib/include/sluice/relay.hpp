@@ -61,8 +61,9 @@ struct RelayCounters {
   long long rejected = 0;
 };
 
-// start(), stop(), counters() and the destructor are thread-safe; run_until_idle() must not run
-// while started.
+// start(), stop(), counters(), metrics_text() and the destructor are thread-safe.
+// run_until_idle() while started or while another thread is in it, and start() while a thread is
+// in run_until_idle(), throw InvalidArgument (as Worker's do).
 class Relay {
  public:
   // Opens `path` and connects to NATS (in the background if no server answers yet). Throws

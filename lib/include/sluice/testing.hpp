@@ -73,8 +73,9 @@ std::vector<DeadLetter> dead_letters_of(SQLite::Database& db, const std::string&
 DeadLetter require_dead_lettered(SQLite::Database& db, const std::string& consumer,
                                  const std::string& event_id);
 
-// Not thread-safe: one test thread owns it. A :memory: database with the sluice schema, a
-// ManualClock, and a Worker on that database that delivers only when asked, in the caller's
+// Not thread-safe: one test thread owns it; enqueue(), drain(), advance() and run() from a second
+// thread while one of them runs throw InvalidArgument. A :memory: database with the sluice schema,
+// a ManualClock, and a Worker on that database that delivers only when asked, in the caller's
 // thread. Subscribe the app's handlers, enqueue, then drain() or advance(): every event that
 // falls due, including those the handlers enqueue, is delivered before they return.
 class Harness {

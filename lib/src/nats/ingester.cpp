@@ -6,9 +6,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "../crash_point.hpp"
+#include "../exclusive_use.hpp"
 #include "../log_to.hpp"
 #include "../prometheus_text.hpp"
 #include "../sqlite_error.hpp"
@@ -271,6 +273,8 @@ struct Ingester::Impl {
   std::atomic<long long> pending_messages{0};
 
   std::mutex mutex;
+  // Held by a caller's poll(): one connection, one fetch at a time.
+  ExclusiveUse polling;
   std::condition_variable wake;
   bool stopping = false;
   std::thread thread;
@@ -286,6 +290,10 @@ Ingester::~Ingester() { stop(); }
 void Ingester::start() {
   std::lock_guard lock(impl_->mutex);
   if (impl_->thread.joinable()) return;
+  if (impl_->polling.busy()) {
+    throw InvalidArgument(
+        "sluice: Ingester::start: refused, another thread is in poll() on this ingester");
+  }
   impl_->stopping = false;
   impl_->thread = std::thread([this] { impl_->run(); });
 }
@@ -300,7 +308,20 @@ void Ingester::stop() {
   impl_->thread.join();
 }
 
-IngestResult Ingester::poll() { return impl_->poll(); }
+IngestResult Ingester::poll() {
+  std::optional<ExclusiveUse::Scope> use;
+  {
+    // Checked and entered under the mutex start() takes, so that start() cannot slip in between.
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->thread.joinable()) {
+      throw InvalidArgument(
+          "sluice: Ingester::poll: refused, the ingester is started (its own "
+          "thread polls until stop())");
+    }
+    use.emplace(impl_->polling, "sluice: Ingester::poll");
+  }
+  return impl_->poll();
+}
 
 IngesterCounters Ingester::counters() const {
   return {impl_->received.load(), impl_->duplicates.load(), impl_->malformed.load(),
