@@ -9,7 +9,7 @@ DB ?= orders.db
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= true
 
-.PHONY: deps build demo test test-asan bench peers-deps torture format clean
+.PHONY: deps build demo test test-asan bench peers-deps torture fuzz format clean
 
 deps:
 	@scripts/install-deps
@@ -44,6 +44,13 @@ test: build
 torture: build
 	scripts/torture --build $(BUILD)
 
+# Every fuzz target of tests/fuzz under libFuzzer (clang, in build-fuzz) for FUZZ_SECONDS each;
+# `make test` runs them only for a fixed number of mutations (docs/fuzzing.md).
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS ?= 1
+fuzz: deps
+	scripts/fuzz --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
+
 # The relay bench runs too when it was built (libnats and nats-server found), and the side-by-side
 # bench with plainjob when Node.js is present (bench/peers/install: npm ci, building
 # better-sqlite3 from source against the installed Node's headers), each also after a miss.
@@ -63,4 +70,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -41,13 +41,19 @@ CheckResult open_failure(const std::exception& e) {
 }
 
 CheckResult check_integrity(SQLite::Database& db) {
-  SQLite::Statement query(db, "PRAGMA integrity_check");
   std::string findings;
   int count = 0;
-  while (query.executeStep()) {
-    const std::string line = query.getColumn(0).getString();
-    if (line == "ok") continue;
-    if (count++ < 3) findings += (findings.empty() ? "" : "; ") + line;
+  try {
+    SQLite::Statement query(db, "PRAGMA integrity_check");
+    while (query.executeStep()) {
+      const std::string line = query.getColumn(0).getString();
+      if (line == "ok") continue;
+      if (count++ < 3) findings += (findings.empty() ? "" : "; ") + line;
+    }
+  } catch (const SQLite::Exception& e) {
+    // A damaged root page fails the check itself (SQLITE_CORRUPT) rather than giving findings.
+    return {"integrity", Severity::kProblem,
+            std::string("PRAGMA integrity_check failed: ") + e.what()};
   }
   if (count == 0) return {"integrity", Severity::kOk, "PRAGMA integrity_check: ok"};
   return {"integrity", Severity::kProblem,

@@ -147,6 +147,71 @@ TEST_CASE("a file with a newer schema: exit 3 naming both versions; nothing chan
         newer);
 }
 
+// Found by the sluice_file fuzz target: PRAGMA integrity_check itself fails with SQLITE_CORRUPT
+// when a table's root page is damaged, and `check` exited 3 with "database error" instead of
+// reporting the problem.
+TEST_CASE("a table whose root page is damaged: check reports the integrity problem, exit 4") {
+  CliFixture f;
+  f.init();
+  f.enqueue_order(1);
+  int root_page = 0;
+  int page_size = 0;
+  {
+    SQLite::Database db(f.db_path, SQLite::OPEN_READWRITE);
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE");
+    root_page = db.execAndGet("SELECT rootpage FROM sqlite_master WHERE name = 'sluice_events'");
+    page_size = db.execAndGet("PRAGMA page_size");
+  }
+  {
+    // The page's first byte says what kind of b-tree page it is; 0xff is none.
+    std::fstream file(f.db_path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(root_page - 1) * page_size);
+    file.put('\xff');
+  }
+  const std::string before = file_bytes(f.db_path);
+  const auto check = f.sluice({"check", "--json"});
+  CHECK(check.exit_code == 4);
+  CAPTURE(check.err);
+  const auto report = json::parse(check.out);
+  REQUIRE(report["checks"].size() == 1);
+  CHECK(report["checks"][0]["name"] == "integrity");
+  CHECK(report["checks"][0]["status"] == "problem");
+  CHECK(report["checks"][0]["detail"].get<std::string>().find("malformed") != std::string::npos);
+  const auto plain = f.sluice({"check"});
+  CHECK(plain.exit_code == 4);
+  CHECK(plain.out.find("integrity") != std::string::npos);
+  CHECK(file_bytes(f.db_path) == before);
+}
+
+// Found by the sluice_file fuzz target: a negative schema_version was taken for an older schema,
+// and migrating from it indexed the migrations at -1 (undefined behaviour; ASan saw the read).
+TEST_CASE("a schema_version that is no version: refused naming it, exit 3; nothing changed") {
+  for (const std::string bad : {"-1", "0", "-2147483648", "4294967297", "'three'", "2.5"}) {
+    CAPTURE(bad);
+    CliFixture f;
+    f.init();
+    f.enqueue_order(1);
+    {
+      SQLite::Database db(f.db_path, SQLite::OPEN_READWRITE);
+      db.exec("UPDATE sluice_meta SET value = " + bad + " WHERE name = 'schema_version'");
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    const std::string before = file_bytes(f.db_path);
+    for (const std::vector<std::string> command :
+         {std::vector<std::string>{"migrate"}, {"stats"}, {"init"}}) {
+      CAPTURE(command[0]);
+      const auto result = f.sluice(command);
+      CHECK(result.exit_code == 3);
+      CHECK(one_line(result.err));
+      CHECK(result.err.find("schema_version") != std::string::npos);
+    }
+    const auto check = f.sluice({"check", "--json"});
+    CHECK(check.exit_code == 4);
+    CHECK(json::parse(check.out)["checks"][0]["status"] == "problem");
+    CHECK(file_bytes(f.db_path) == before);
+  }
+}
+
 TEST_CASE("a FIFO or a directory as --db: refused at once, naming what it is") {
   CliFixture f;
   REQUIRE(mkfifo(f.db_path.c_str(), 0600) == 0);

@@ -120,6 +120,50 @@ TEST_CASE("a message read into the event of the one before keeps nothing of that
   natsMsg_Destroy(second);
 }
 
+// libnats's constructor of a received message (its msg.h, exported by libnats 3.x): a message
+// with the header bytes a broker delivered, which natsMsgHeader_Set cannot make.
+extern "C" natsStatus natsMsg_create(natsMsg** newMsg, const char* subject, int subjLen,
+                                     const char* reply, int replyLen, const char* buf, int bufLen,
+                                     int hdrLen);
+
+// Found by the nats_message fuzz target. libnats 3.4 looks a header up by comparing only the
+// length of the name looked for, so "X-Fo" finds "X-Foobar" (when their hashes meet, as these do).
+TEST_CASE("header names where one begins another are decoded exactly or refused, never merged") {
+  REQUIRE(nats_Open(-1) == NATS_OK);
+  auto message = [](const std::vector<std::pair<const char*, const char*>>& headers) {
+    natsMsg* m = nullptr;
+    REQUIRE(natsMsg_Create(&m, "sluice.t", nullptr, "{}", 2) == NATS_OK);
+    for (const auto& [name, value] : headers) REQUIRE(natsMsgHeader_Set(m, name, value) == NATS_OK);
+    return m;
+  };
+  // A header of the event before whose name begins one of this message's is not carried over.
+  natsMsg* first = message({{"Nats-Msg-Id", "e-1"}, {"Sluice-Topic", "t"}, {"X-Fo", "1"}});
+  natsMsg* second = message({{"Nats-Msg-Id", "e-2"}, {"Sluice-Topic", "t"}, {"X-Foobar", "2"}});
+  NewEvent event;
+  nats::event_from_message(first, event);
+  CHECK(event.headers == Headers{{"X-Fo", "1"}});
+  nats::event_from_message(second, event);
+  CHECK(event.headers == Headers{{"X-Foobar", "2"}});
+  natsMsg_Destroy(first);
+  natsMsg_Destroy(second);
+
+  // Both names in one message, in either order: libnats keeps one of them with both values.
+  for (const std::string order : {"X-Foobar: 2\r\nX-Fo: 1", "X-Fo: 1\r\nX-Foobar: 2"}) {
+    CAPTURE(order);
+    const std::string header =
+        "NATS/1.0\r\nNats-Msg-Id: e-3\r\nSluice-Topic: t\r\n" + order + "\r\n\r\n";
+    const std::string buffer = header + "{}";
+    natsMsg* m = nullptr;
+    REQUIRE(natsMsg_create(&m, "sluice.t", 8, nullptr, 0, buffer.data(),
+                           static_cast<int>(buffer.size()),
+                           static_cast<int>(header.size())) == NATS_OK);
+    NewEvent decoded;
+    CHECK_THROWS_WITH_AS(nats::event_from_message(m, decoded), doctest::Contains("X-Fo"),
+                         InvalidArgument);
+    natsMsg_Destroy(m);
+  }
+}
+
 TEST_CASE(
     "a Sluice-Not-Before or -Created-At that is not a time in ms makes the message malformed") {
   REQUIRE(nats_Open(-1) == NATS_OK);

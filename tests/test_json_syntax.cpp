@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "json_syntax.hpp"
 
@@ -44,6 +45,54 @@ TEST_CASE("invalid JSON is refused") {
                            "\"\xf5\x80\x80\x80\"",
                            "[1],"}) {
     CHECK_FALSE_MESSAGE(is_valid_json(text), text);
+  }
+}
+
+// Found by the json_syntax fuzz target: "\ud83d\ud83d" was accepted, and every reader of the
+// payload built on nlohmann (the CLI, the console, a C++ handler) then failed to parse it.
+TEST_CASE("an escaped surrogate must be half of a pair, as nlohmann and I-JSON require") {
+  CHECK(is_valid_json("\"\\ud83d\\ude00\""));
+  CHECK(is_valid_json("\"\\uD83D\\uDE00 and \\uffff\""));
+  for (const char* text :
+       {"\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83d\\ud83d\\ude00\"", "\"\\ud83dx\"", "\"\\ud83d\\n\"",
+        "\"\\ud83d\\u0041\"", "\"\\ude00\\ud83d\"", "\"\\udbff\""}) {
+    CAPTURE(std::string(text));
+    CHECK_FALSE(is_valid_json(text));
+    CHECK_FALSE(nlohmann::json::accept(text));
+  }
+}
+
+// Found by the json_syntax fuzz target (libFuzzer): "1E114414114" was accepted, and nlohmann,
+// which reads numbers with strtod, refuses a document with a number past a double's range.
+TEST_CASE("a number too large for a double is refused as nlohmann refuses it; a tiny one is 0") {
+  const std::string digits_309 = "1" + std::string(308, '0');
+  const std::string digits_308 = "9" + std::string(307, '9');
+  const std::vector<std::string> accepted = {"1e-400",
+                                             "-1e-400",
+                                             "0e99999999999",
+                                             "0.0001e311",
+                                             "1.7976931348623157e308",
+                                             digits_308,
+                                             digits_309 + "e-10",
+                                             "0." + std::string(400, '0') + "1e10",
+                                             "[1e308, -1e308]"};
+  for (const std::string& text : accepted) {
+    CAPTURE(text);
+    CHECK(is_valid_json(text));
+    CHECK(nlohmann::json::accept(text));
+  }
+  const std::vector<std::string> refused = {"1E114414114",
+                                            "1e400",
+                                            "-1e309",
+                                            "1.7976931348623159e308",
+                                            "2" + std::string(308, '0'),
+                                            digits_309 + "0",
+                                            "{\"a\": [1e999]}",
+                                            std::string(400, '1') + "e-10"};
+  for (const std::string& text : refused) {
+    CAPTURE(text);
+    CHECK_FALSE(is_valid_json(text));
+    CHECK_FALSE(nlohmann::json::accept(text));
   }
 }
 

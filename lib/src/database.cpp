@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,10 +67,23 @@ bool has_table(SQLite::Database& db, const char* name) {
   return query.executeStep();
 }
 
+// Throws CorruptDatabaseError for a stored value that is no schema version: a negative one was
+// taken for an older schema and indexed the migrations below their start, one past int's range
+// was read cut to its low bits.
 int read_version(SQLite::Database& db) {
   if (!has_table(db, "sluice_meta")) return 0;
   SQLite::Statement query(db, "SELECT value FROM sluice_meta WHERE name = 'schema_version'");
-  return query.executeStep() ? query.getColumn(0).getInt() : 0;
+  if (!query.executeStep()) return 0;
+  const SQLite::Column value = query.getColumn(0);
+  if (value.getType() != SQLITE_INTEGER || value.getInt64() < 1 ||
+      value.getInt64() > std::numeric_limits<int>::max()) {
+    throw CorruptDatabaseError(
+        "sluice: read schema version: sluice_meta holds schema_version '" + value.getString() +
+            "', which is no sluice schema version (1 to " +
+            std::to_string(schema::current_version()) + "): the file is damaged",
+        SQLITE_CORRUPT);
+  }
+  return value.getInt();
 }
 
 }  // namespace

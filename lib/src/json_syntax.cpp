@@ -1,11 +1,46 @@
 #include "json_syntax.hpp"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
+#include <system_error>
 
 #include "utf8.hpp"
 
 namespace sluice {
 namespace {
+
+// True if the JSON number `first`..`last` is too large for a double: nlohmann, which reads
+// numbers with strtod, refuses a document holding one. One too small is fine: it reads as 0.
+bool overflows_double(const char* first, const char* last) {
+  const char* number = first;
+  if (*first == '-') ++first;
+  // The power of ten of the first significant digit.
+  long long integer_digits = 0, zeros_before = 0;
+  bool fraction = false, significant = false;
+  for (; first != last && *first != 'e' && *first != 'E'; ++first) {
+    if (*first == '.') {
+      fraction = true;
+      continue;
+    }
+    if (!fraction) ++integer_digits;
+    if (!significant && *first == '0') ++zeros_before;
+    significant = significant || *first != '0';
+  }
+  if (!significant) return false;
+  long long exponent = 0;
+  const bool negative = first != last && ++first != last && *first == '-';
+  for (; first != last; ++first) {
+    if (*first >= '0' && *first <= '9') {
+      exponent = std::min(exponent * 10 + (*first - '0'), 1LL << 40);
+    }
+  }
+  const long long power = integer_digits - 1 - zeros_before + (negative ? -exponent : exponent);
+  // DBL_MAX is 1.797...e308: only at that power do the digits decide, as strtod rounds them.
+  if (power != 308) return power > 308;
+  double value;
+  return std::from_chars(number, last, value).ec == std::errc::result_out_of_range;
+}
 
 class JsonScanner {
  public:
@@ -101,13 +136,17 @@ class JsonScanner {
   }
 
   bool number() {
+    const char* start = p_;
     if (p_ != end_ && *p_ == '-') ++p_;
     if (p_ == end_) return false;
+    const char* integer = p_;
     if (*p_ == '0') {
       ++p_;
     } else if (!digits()) {
       return false;
     }
+    // Fewer digits than DBL_MAX's 309 and no exponent: within a double's range.
+    bool may_overflow = p_ - integer > 308;
     if (p_ != end_ && *p_ == '.') {
       ++p_;
       if (!digits()) return false;
@@ -116,8 +155,9 @@ class JsonScanner {
       ++p_;
       if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
       if (!digits()) return false;
+      may_overflow = true;
     }
-    return true;
+    return !may_overflow || !overflows_double(start, p_);
   }
 
   bool string() {
@@ -148,14 +188,36 @@ class JsonScanner {
     if (c != 'u')
       return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
              c == 't';
+    int unit = code_unit();
+    if (unit < 0xd800 || unit > 0xdfff) return unit >= 0;
+    // A surrogate escape must be a high one followed by an escaped low one: nlohmann, which
+    // every reader of a payload in sluice (and many handlers) parses with, refuses anything
+    // else, as I-JSON (RFC 7493) does.
+    if (unit > 0xdbff || end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+    p_ += 2;
+    unit = code_unit();
+    return unit >= 0xdc00 && unit <= 0xdfff;
+  }
+
+  // The four hex digits of a \u escape as a number, or -1 if they are not four hex digits.
+  int code_unit() {
+    int unit = 0;
     for (int i = 0; i < 4; ++i, ++p_) {
-      if (p_ == end_) return false;
+      if (p_ == end_) return -1;
       const char h = *p_;
-      if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) {
-        return false;
+      int digit;
+      if (h >= '0' && h <= '9') {
+        digit = h - '0';
+      } else if (h >= 'a' && h <= 'f') {
+        digit = h - 'a' + 10;
+      } else if (h >= 'A' && h <= 'F') {
+        digit = h - 'A' + 10;
+      } else {
+        return -1;
       }
+      unit = unit * 16 + digit;
     }
-    return true;
+    return unit;
   }
 
   // One multi-byte UTF-8 character.

@@ -9,8 +9,9 @@ namespace sluice {
 inline constexpr int kMaxJsonDepth = 512;
 
 // True if `text` is exactly one JSON value (surrounding white space allowed) with valid UTF-8 in
-// its strings and at most kMaxJsonDepth levels of nesting. Allocates nothing: enqueue calls it for
-// every payload, where parsing into a document cost more than the insert itself.
+// its strings, escaped surrogates only in pairs, and at most kMaxJsonDepth levels of nesting.
+// Allocates nothing: enqueue calls it for every payload, where parsing into a document cost more
+// than the insert itself.
 bool is_valid_json(std::string_view text);
 
 }  // namespace sluice

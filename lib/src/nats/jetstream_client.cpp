@@ -8,8 +8,6 @@
 namespace sluice::nats {
 namespace {
 
-constexpr const char* kMsgIdHeader = "Nats-Msg-Id";
-
 std::vector<std::string> split_urls(const std::string& list) {
   std::vector<std::string> urls;
   std::size_t start = 0;

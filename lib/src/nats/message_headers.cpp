@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string_view>
 
 #include "sluice/error.hpp"
@@ -15,12 +17,6 @@ namespace {
 
 bool has_reserved_prefix(const char* name) {
   return strncasecmp(name, "Nats-", 5) == 0 || strncasecmp(name, "Sluice-", 7) == 0;
-}
-
-const char* header_value(natsMsg* message, const char* name) {
-  const char* value = nullptr;
-  if (natsMsgHeader_Get(message, name, &value) != NATS_OK || value == nullptr) return "";
-  return value;
 }
 
 // White space other than line breaks (refused on their own): what libnats trims from a value.
@@ -37,6 +33,29 @@ TimePoint header_time(const NewEvent& event, const char* name, std::string_view 
                           std::string(text) + "' is not a time in milliseconds since the epoch");
   }
   return TimePoint(Duration(millis));
+}
+
+bool begins(std::string_view text, std::string_view start) {
+  return text.size() >= start.size() && text.compare(0, start.size(), start) == 0;
+}
+
+// Why two of `names` cannot travel together, or empty if they can. libnats 3.4 looks a header up
+// comparing only as many bytes as the name looked for has, so where one name begins another (and
+// their hashes meet, as those of "X-Fo" and "X-Foobar" do) setting one replaces the other and
+// getting one reads the other. Case matters: libnats compares bytes.
+template <typename Names>
+std::string prefix_problem(const Names& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string_view shorter = names[i];
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      const std::string_view longer = names[j];
+      if (longer.size() > shorter.size() && begins(longer, shorter)) {
+        return "header names '" + std::string(shorter) + "' and '" + std::string(longer) +
+               "': one begins the other, which libnats cannot tell apart";
+      }
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -75,7 +94,11 @@ std::string header_problem(const std::vector<HeaderView>& headers) {
     if (std::memchr(value.data(), '\0', value.size()) != nullptr)
       return "header '" + std::string(name) + "' has a NUL byte in its value";
   }
-  return {};
+  // With Nats-Msg-Id, which the publisher sets beside them.
+  std::vector<std::string_view> names{kMsgIdHeader};
+  names.reserve(headers.size() + 1);
+  for (const auto& header : headers) names.push_back(header.first);
+  return prefix_problem(names);
 }
 
 std::string reserved_header_problem(const Headers& headers) {
@@ -101,44 +124,64 @@ void event_from_message(natsMsg* message, NewEvent& event) {
   // absent ones too, and looked the event's own headers up twice.
   const char** names = nullptr;
   int count = 0;
-  if (natsMsgHeader_Keys(message, &names, &count) == NATS_OK) {
-    for (int i = 0; i < count; ++i) {
-      const char* name = names[i];
-      const char* value = header_value(message, name);
-      if (std::strcmp(name, "Nats-Msg-Id") == 0) {
-        event.id.assign(value);
-      } else if (std::strcmp(name, kTopicHeader) == 0) {
-        event.topic.assign(value);
-      } else if (std::strcmp(name, kKeyHeader) == 0) {
-        event.key.assign(value);
-      } else if (std::strcmp(name, kDedupKeyHeader) == 0) {
-        event.dedup_key.assign(value);
-      } else if (std::strcmp(name, kNotBeforeHeader) == 0) {
-        not_before = value;
-      } else if (std::strcmp(name, kCreatedAtHeader) == 0) {
-        created_at = value;
-      } else if (!has_reserved_prefix(name)) {
-        ++own_headers;
-        auto [header, added] = event.headers.try_emplace(name, value);
-        if (!added) header->second.assign(value);
-      }
-    }
-    std::free(names);
+  if (natsMsgHeader_Keys(message, &names, &count) != NATS_OK) count = 0;
+  const std::unique_ptr<const char*, decltype(&std::free)> names_memory(names, &std::free);
+  // Looked up by name below, which libnats cannot do exactly for these (prefix_problem).
+  if (std::string problem = prefix_problem(std::span<const char* const>(names, count));
+      !problem.empty()) {
+    throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
+                          "': " + problem);
   }
+  for (int i = 0; i < count; ++i) {
+    const char* name = names[i];
+    // A name on two lines is no relayed sluice event (its headers are a map); and a line whose
+    // name another begins was merged into that one's values by libnats.
+    const char** values = nullptr;
+    int value_count = 0;
+    if (natsMsgHeader_Values(message, name, &values, &value_count) != NATS_OK) value_count = 0;
+    const char* value = value_count > 0 && values[0] != nullptr ? values[0] : "";
+    std::free(values);
+    if (value_count > 1) {
+      throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
+                            "': header '" + name + "' has " + std::to_string(value_count) +
+                            " values: it appears more than once, or libnats merged into it a "
+                            "header whose name begins it");
+    }
+    if (std::strcmp(name, kMsgIdHeader) == 0) {
+      event.id.assign(value);
+    } else if (std::strcmp(name, kTopicHeader) == 0) {
+      event.topic.assign(value);
+    } else if (std::strcmp(name, kKeyHeader) == 0) {
+      event.key.assign(value);
+    } else if (std::strcmp(name, kDedupKeyHeader) == 0) {
+      event.dedup_key.assign(value);
+    } else if (std::strcmp(name, kNotBeforeHeader) == 0) {
+      not_before = value;
+    } else if (std::strcmp(name, kCreatedAtHeader) == 0) {
+      created_at = value;
+    } else if (!has_reserved_prefix(name)) {
+      ++own_headers;
+      auto [header, added] = event.headers.try_emplace(name, value);
+      if (!added) header->second.assign(value);
+    }
+  }
+  // Names of the event before that this message lacks; found among its names by comparing them
+  // whole, as libnats's look-up by name does not.
   if (event.headers.size() > own_headers) {
     std::erase_if(event.headers, [&](const auto& header) {
-      const char* value = nullptr;
-      return natsMsgHeader_Get(message, header.first.c_str(), &value) != NATS_OK;
+      return std::none_of(names, names + count, [&](const char* name) {
+        return std::strcmp(name, header.first.c_str()) == 0;
+      });
     });
   }
   if (event.id.empty() || event.topic.empty())
     throw InvalidArgument(std::string("ingest message on '") + natsMsg_GetSubject(message) +
                           "': no Nats-Msg-Id or Sluice-Topic header, not a relayed sluice event");
   event.payload.assign(natsMsg_GetData(message), natsMsg_GetDataLength(message));
-  // A message of a relay older than the Sluice-Created-At header is created when ingested.
   if (not_before != nullptr && *not_before != '\0') {
     event.not_before = header_time(event, kNotBeforeHeader, not_before);
   }
+  // A message of a relay older than the Sluice-Created-At header is created when ingested.
   if (created_at != nullptr && *created_at != '\0') {
     event.created_at = header_time(event, kCreatedAtHeader, created_at);
   }

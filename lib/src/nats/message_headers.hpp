@@ -14,6 +14,8 @@
 
 namespace sluice::nats {
 
+// Set by the publisher (JetStreamClient) from OutgoingMessage::msg_id.
+inline constexpr const char* kMsgIdHeader = "Nats-Msg-Id";
 inline constexpr const char* kTopicHeader = "Sluice-Topic";
 inline constexpr const char* kKeyHeader = "Sluice-Key";
 inline constexpr const char* kDedupKeyHeader = "Sluice-Dedup-Key";
@@ -28,8 +30,9 @@ void message_headers(const Event& event, std::vector<HeaderView>& headers,
                      std::deque<std::string>& texts);
 
 // Why these headers cannot be sent as NATS headers byte for byte, or empty if they can: names
-// may not hold ':' or whitespace, values may not hold line breaks or NUL bytes, nor start or end
-// with white space (the receiving side would get them trimmed).
+// may not hold ':' or whitespace, nor begin another name or Nats-Msg-Id (libnats would confuse
+// the two), values may not hold line breaks or NUL bytes, nor start or end with white space (the
+// receiving side would get them trimmed).
 std::string header_problem(const std::vector<HeaderView>& headers);
 
 // Why an event's own headers cannot be relayed, or empty if they can: the Nats- and Sluice-
@@ -39,7 +42,8 @@ std::string reserved_header_problem(const Headers& headers);
 
 // Makes `event` the event a relayed message carries, reusing the memory of what `event` held
 // (a fetch's events are read into the last fetch's). Throws InvalidArgument if it lacks
-// Nats-Msg-Id or Sluice-Topic.
+// Nats-Msg-Id or Sluice-Topic, repeats a header name, or has two names where one begins the
+// other (which libnats cannot look up apart).
 void event_from_message(natsMsg* message, NewEvent& event);
 
 }  // namespace sluice::nats
