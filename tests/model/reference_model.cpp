@@ -310,12 +310,15 @@ void ReferenceModel::clock_maybe_seen_behind(TimePoint to) {
   }
 }
 
-void ReferenceModel::clock_stepped_mid_drain(TimePoint since, Duration step) {
+void ReferenceModel::clock_stepped_mid_drain(TimePoint since, Duration step, bool recorded_late) {
   for (auto& [_, event] : events_) {
     for (auto& [consumer, pair] : event.pairs) {
-      if (pair.state == PairState::kPending && pair.scheduled_at && *pair.scheduled_at >= since &&
-          pair.latest < TimePoint::max() - step)
-        pair.latest += step;
+      if (pair.state != PairState::kPending || !pair.scheduled_at || *pair.scheduled_at < since)
+        continue;
+      if (pair.latest < TimePoint::max() - step) pair.latest += step;
+      // The engine may have recorded the wait's start at the later reading (an outside call's
+      // outcome commits after the call): a clock set back below it may re-anchor the wait.
+      if (recorded_late && *pair.scheduled_at < TimePoint::max() - step) *pair.scheduled_at += step;
     }
   }
 }

@@ -117,7 +117,8 @@ class ReferenceModel {
 
   // The clock moved forward by `step` during a handler call of a drain that began at `since`: the
   // engine may time a wait of that drain from either reading, so each may end `step` later.
-  void clock_stepped_mid_drain(TimePoint since, Duration step);
+  // With `recorded_late`, the engine may also have recorded a wait's start at the later reading.
+  void clock_stepped_mid_drain(TimePoint since, Duration step, bool recorded_late = false);
 
   using DeadFilter =
       std::function<bool(const ModelEvent&, const std::string& consumer, const Pair&)>;

@@ -475,7 +475,7 @@ class Sequence final : public CallSink {
       const Duration step = options_.claim_lease + std::chrono::seconds(1);
       {
         std::lock_guard lock(mutex_);
-        model_.clock_stepped_mid_drain(drain_began_, step);
+        model_.clock_stepped_mid_drain(drain_began_, step, true);
       }
       manual_->advance(step);
     }
@@ -542,7 +542,7 @@ class Sequence final : public CallSink {
     const Duration step = options_.claim_lease + std::chrono::seconds(1);
     {
       std::lock_guard lock(mutex_);
-      model_.clock_stepped_mid_drain(drain_began_, step);
+      model_.clock_stepped_mid_drain(drain_began_, step, true);
     }
     manual_->advance(step);
     const std::string command = "/usr/bin/unshare --pid --fork --mount-proc '" + stall_recoverer() +
