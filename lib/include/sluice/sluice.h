@@ -240,7 +240,7 @@ int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg);
 /* Registers `handler` (called with `user_data`) for `topic` under consumer `consumer`, recording
    both in the file so that other processes see them. `options` NULL means the defaults; they
    must be the same on every call for one consumer, and agree with what the file records for it
-   (mode, ordered, max attempts, retry span), whoever subscribed it. Not while the worker is
+   (mode, ordered, the retry policy), whoever subscribed it. Not while the worker is
    started or delivering in run_until_idle.
    Errors: SLUICE_INVALID (NULL or empty name or topic, NULL handler, options out of range or
    unlike an earlier call's or the file's, naming each difference, a second handler for the same
@@ -347,7 +347,7 @@ int sluice_harness_advance(sluice_harness* harness, int64_t by_ms, sluice_drain_
 typedef struct sluice_delivery {
   /* SLUICE_STATE_*. */
   int state;
-  /* Attempts made so far. */
+  /* Attempts made so far; 1 once delivered (the failed ones are its history, `sluice inspect`). */
   int attempts;
   /* When it is next attempted (pending, retrying); 0 otherwise. */
   int64_t next_attempt_at_ms;
