@@ -111,7 +111,7 @@ std::optional<std::int64_t> millis(const std::optional<Duration>& d) {
   return d ? std::optional<std::int64_t>(d->count()) : std::nullopt;
 }
 
-// The seed's 64 bits as SQLite's signed integer, and back.
+// The seed's 64 bits as SQLite's signed integer (recorded_retry_policy casts them back).
 std::optional<std::int64_t> seed_bits(const std::optional<std::uint64_t>& seed) {
   return seed ? std::optional<std::int64_t>(static_cast<std::int64_t>(*seed)) : std::nullopt;
 }
