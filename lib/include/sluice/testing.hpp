@@ -131,6 +131,10 @@ class Harness {
   // a missing file, InvalidArgument for a database without sluice tables, NotADatabaseError or
   // SchemaVersionError.
   static Harness from_incident(const std::string& path, Options options = {});
+  // As Harness(options), on the file `path` (created, or its schema migrated, if needed) instead
+  // of a :memory: database, so that the test can look at it afterwards (`sluice events --db`);
+  // ":memory:" or "" is Harness(options). Throws as open_database does.
+  static Harness open(const std::string& path, Options options = {});
   Harness(Harness&&) noexcept;
   Harness& operator=(Harness&&) noexcept;
   ~Harness();
