@@ -52,8 +52,9 @@ fuzz: deps
 	scripts/fuzz --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
 # The relay bench runs too when it was built (libnats and nats-server found), and the side-by-side
-# bench with plainjob when Node.js is present (bench/peers/install: npm ci, building
-# better-sqlite3 from source against the installed Node's headers), each also after a miss.
+# bench with plainjob and BullMQ (on a redis-server it starts) when Node.js is present
+# (bench/peers/install: npm ci, building better-sqlite3 from source against the installed Node's
+# headers), each also after a miss.
 bench: build
 	status=0; $(BUILD)/bench/sluice-bench || status=$$?; \
 	if [ -x $(BUILD)/bench/sluice-relay-bench ]; then \
@@ -62,7 +63,8 @@ bench: build
 	  bench/peers/install && $(BUILD)/bench/sluice-peers-bench || status=$$?; fi; \
 	exit $$status
 
-# plainjob and better-sqlite3 for the side-by-side bench, as bench/peers/package-lock.json pins them.
+# plainjob, BullMQ and better-sqlite3 for the side-by-side bench, as bench/peers/package-lock.json
+# pins them.
 peers-deps:
 	bench/peers/install
 

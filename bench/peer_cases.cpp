@@ -1,16 +1,13 @@
 #include "peer_cases.hpp"
 
-#include <SQLiteCpp/Transaction.h>
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "delivery_rig.hpp"
 #include "node_script.hpp"
-#include "stopwatch.hpp"
+#include "peer_side.hpp"
 #include "workload.hpp"
 
 namespace bench {
@@ -18,43 +15,6 @@ namespace {
 
 constexpr double kProcessTarget = 25.0;
 constexpr long long kQuickJobs = 200;
-
-struct SideFigures {
-  double enqueue_per_s = 0;
-  double process_per_s = 0;
-};
-
-long long payload_bytes(long long jobs) {
-  const std::vector<std::string> payloads = sample_payloads();
-  long long bytes = 0;
-  for (long long n = 0; n < jobs; ++n) bytes += payloads[n % payloads.size()].size();
-  return bytes;
-}
-
-SideFigures sluice_side(const std::string& path, long long jobs) {
-  const Storage storage = file_storage(sluice::Synchronous::kNormal);
-  DeliveryRig rig(path, storage, storage.options(), 1);
-  const std::vector<std::string> payloads = sample_payloads();
-  std::vector<sluice::NewEvent> events(jobs);
-  for (long long n = 0; n < jobs; ++n) {
-    events[n].topic = kTopic;
-    events[n].payload = payloads[n % payloads.size()];
-  }
-  SideFigures figures;
-  Stopwatch enqueue;
-  SQLite::Transaction tx(rig.producer(), SQLite::TransactionBehavior::IMMEDIATE);
-  rig.outbox().enqueue_batch(events);
-  tx.commit();
-  figures.enqueue_per_s = jobs / enqueue.unstolen_seconds();
-  Stopwatch process;
-  const sluice::DrainResult drained = rig.worker().run_until_idle();
-  figures.process_per_s = jobs / process.unstolen_seconds();
-  if (drained.delivered != jobs || rig.written() != jobs) {
-    throw std::runtime_error("bench: sluice delivered " + std::to_string(drained.delivered) +
-                             " of " + std::to_string(jobs) + " jobs");
-  }
-  return figures;
-}
 
 // What plainjob_side.mjs reported, after checking it did the whole workload.
 struct PlainjobRun {
@@ -97,16 +57,6 @@ void require_installed(const PeerSettings& peers) {
   }
 }
 
-Result row(const std::string& name, long long jobs, double sluice, double plainjob) {
-  Result result;
-  result.name = name;
-  result.events = jobs;
-  result.events_per_s = sluice;
-  result.floor_events_per_s = plainjob;
-  result.ratio = sluice / plainjob;
-  return result;
-}
-
 }  // namespace
 
 void run_peer_cases(Run& run, const PeerSettings& peers) {
@@ -124,18 +74,14 @@ void run_peer_cases(Run& run, const PeerSettings& peers) {
     nlohmann::json report;
     for (int round = 0; round < run.rounds(); ++round) {
       const std::string sluice_path = run.scratch().fresh_database("sluice-side", storage);
-      const SideFigures sluice = sluice_side(sluice_path, jobs);
+      const SideFigures sluice = sluice_side(sluice_path, sluice::Synchronous::kNormal, jobs);
       ScratchDir::remove_database(sluice_path);
       const std::string plainjob_path = run.scratch().fresh_database("plainjob-side", storage);
       const PlainjobRun plainjob = plainjob_side(peers, plainjob_path, jobs);
       ScratchDir::remove_database(plainjob_path);
       report = plainjob.report;
-      sluice_best.enqueue_per_s = std::max(sluice_best.enqueue_per_s, sluice.enqueue_per_s);
-      sluice_best.process_per_s = std::max(sluice_best.process_per_s, sluice.process_per_s);
-      plainjob_best.enqueue_per_s =
-          std::max(plainjob_best.enqueue_per_s, plainjob.figures.enqueue_per_s);
-      plainjob_best.process_per_s =
-          std::max(plainjob_best.process_per_s, plainjob.figures.process_per_s);
+      sluice_best.keep_best(sluice);
+      plainjob_best.keep_best(plainjob.figures);
     }
     const std::string versions =
         "floor = plainjob " + report.value("plainjob", "?") + " on better-sqlite3 " +
@@ -145,13 +91,13 @@ void run_peer_cases(Run& run, const PeerSettings& peers) {
         sqlite3_libversion() + "; wall time less run-queue wait, best of " +
         std::to_string(run.rounds());
     Result process =
-        row(process_name, jobs, sluice_best.process_per_s, plainjob_best.process_per_s);
+        peer_row(process_name, jobs, sluice_best.process_per_s, plainjob_best.process_per_s);
     process.target = "ratio >= 25";
     process.met = *process.ratio >= kProcessTarget;
     process.note = versions;
     run.add(process);
     Result enqueue =
-        row(enqueue_name, jobs, sluice_best.enqueue_per_s, plainjob_best.enqueue_per_s);
+        peer_row(enqueue_name, jobs, sluice_best.enqueue_per_s, plainjob_best.enqueue_per_s);
     enqueue.note = versions;
     run.add(enqueue);
   });

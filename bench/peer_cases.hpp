@@ -16,10 +16,15 @@ namespace bench {
 struct PeerSettings {
   // The Node.js executable, looked up in PATH unless it holds a slash.
   std::string node = "node";
-  // Where plainjob_side.mjs is, with its node_modules installed (`npm ci`).
+  // Where plainjob_side.mjs and bullmq_side.mjs are, with their node_modules installed (`npm ci`).
   std::string peers_dir;
   // Jobs per side and round (a quick run: its own small count).
   long long jobs = 50000;
+  // Jobs per side and round in the BullMQ cases: fewer, as BullMQ with appendfsync always waits
+  // for two fsyncs a job (Redis's and the app file's).
+  long long bullmq_jobs = 5000;
+  // The redis-server executable for the BullMQ cases, looked up in PATH unless it holds a slash.
+  std::string redis_server = "redis-server";
 };
 
 // Adds a row for processing (target: sluice >= 25x plainjob's jobs per second) and one for the

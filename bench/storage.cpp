@@ -46,6 +46,13 @@ std::string ScratchDir::fresh_database(const std::string& name, const Storage& s
   return path;
 }
 
+std::string ScratchDir::fresh_directory(const std::string& name) const {
+  const std::filesystem::path path = dir_ / name;
+  std::filesystem::remove_all(path);
+  std::filesystem::create_directory(path);
+  return path.string();
+}
+
 void ScratchDir::remove_database(const std::string& path) {
   if (path == ":memory:") return;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);

@@ -34,6 +34,8 @@ class ScratchDir {
   // A path for a new database: ":memory:" for memory storage, else `name` in this directory
   // with any previous file of that name (and its -wal, -shm) removed.
   std::string fresh_database(const std::string& name, const Storage& storage) const;
+  // A new empty directory `name` in this directory, any previous one removed with its contents.
+  std::string fresh_directory(const std::string& name) const;
   // Removes a database file and its -wal and -shm.
   static void remove_database(const std::string& path);
 
