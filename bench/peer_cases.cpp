@@ -43,6 +43,7 @@ PlainjobRun plainjob_side(const PeerSettings& peers, const std::string& path, lo
   }
   run.figures.enqueue_per_s = jobs / run.report.at("enqueue_unstolen_seconds").get<double>();
   run.figures.process_per_s = jobs / run.report.at("process_unstolen_seconds").get<double>();
+  run.figures.process_wall_per_s = jobs / run.report.at("process_seconds").get<double>();
   return run;
 }
 
@@ -92,6 +93,8 @@ void run_peer_cases(Run& run, const PeerSettings& peers) {
         std::to_string(run.rounds());
     Result process =
         peer_row(process_name, jobs, sluice_best.process_per_s, plainjob_best.process_per_s);
+    process.figures.emplace_back("wall_ratio",
+                                 sluice_best.process_wall_per_s / plainjob_best.process_wall_per_s);
     process.target = "ratio >= 25";
     process.met = *process.ratio >= kProcessTarget;
     process.note = versions;

@@ -15,6 +15,7 @@ namespace bench {
 void SideFigures::keep_best(const SideFigures& round) {
   enqueue_per_s = std::max(enqueue_per_s, round.enqueue_per_s);
   process_per_s = std::max(process_per_s, round.process_per_s);
+  process_wall_per_s = std::max(process_wall_per_s, round.process_wall_per_s);
 }
 
 SideFigures sluice_side(const std::string& path, sluice::Synchronous synchronous, long long jobs) {
@@ -35,6 +36,7 @@ SideFigures sluice_side(const std::string& path, sluice::Synchronous synchronous
   Stopwatch process;
   const sluice::DrainResult drained = rig.worker().run_until_idle();
   figures.process_per_s = jobs / process.unstolen_seconds();
+  figures.process_wall_per_s = jobs / process.seconds();
   if (drained.delivered != jobs || rig.written() != jobs) {
     throw std::runtime_error("bench: sluice delivered " + std::to_string(drained.delivered) +
                              " of " + std::to_string(jobs) + " jobs");

@@ -13,6 +13,8 @@ namespace bench {
 struct SideFigures {
   double enqueue_per_s = 0;
   double process_per_s = 0;
+  // Processing by plain wall time, for the reader to weigh the run-queue correction.
+  double process_wall_per_s = 0;
 
   // Keeps the better of each figure (a side's best round).
   void keep_best(const SideFigures& round);
