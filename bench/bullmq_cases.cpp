@@ -68,8 +68,8 @@ BullmqRun bullmq_side(const PeerSettings& peers, const RedisServer& redis,
   }
   const double enqueue_seconds = run.report.at("enqueue_unstolen_seconds").get<double>();
   const double process_seconds = run.report.at("process_unstolen_seconds").get<double>();
-  // Node's and Redis's waits are summed, right while they take turns (one job at a time) but
-  // twice over where both wait at once: a sum past the wall time measured nothing.
+  // Processing subtracts Node's and Redis's waits, right while they take turns (one job at a
+  // time) but twice over where both wait at once: a sum past the wall time measured nothing.
   if (enqueue_seconds <= 0 || process_seconds <= 0) {
     throw std::runtime_error("bench: the BullMQ side's run-queue waits exceed its wall time (" +
                              run.report.dump() + "): the machine is too busy to measure it");

@@ -16,8 +16,8 @@ namespace bench {
 // Adds per Redis configuration a row for processing and one for the bulk enqueue, sluice FULL
 // against BullMQ, each side's best of the run's rounds, sides alternating. The processing row
 // beside appendfsync always has the target: sluice ahead (ratio >= 1). Times as in
-// peer_cases.hpp, the BullMQ side less the run-queue waits of both Node's thread and
-// redis-server's main thread.
+// peer_cases.hpp; the BullMQ side's processing less the run-queue waits of both Node's thread
+// and redis-server's main thread (they take turns), its enqueue less Node's (they overlap).
 void run_bullmq_cases(Run& run, const PeerSettings& peers);
 
 }  // namespace bench

@@ -1,14 +1,14 @@
 #include "node_script.hpp"
 
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-
-extern char** environ;
+#include <vector>
 
 namespace bench {
 namespace {
@@ -40,21 +40,28 @@ std::string run_node_script(const std::string& node, const std::string& script,
   Descriptor read_end(ends[0]);
   Descriptor write_end(ends[1]);
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, read_end.get());
   std::vector<std::string> words{node, script};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, node.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    throw std::runtime_error(what + ": cannot start " + node + ": " + std::strerror(spawned));
+  // fork and exec rather than posix_spawn, for PR_SET_PDEATHSIG: a script goes with the bench when
+  // the bench is killed (it would otherwise, say, retry a Redis that went with the bench forever).
+  // The message is made here: after fork the child only makes system calls.
+  const std::string cannot_exec = what + ": cannot start " + node + "\n";
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(write_end.get(), STDOUT_FILENO);
+    ::close(read_end.get());
+    ::close(write_end.get());
+    execvp(argv[0], argv.data());
+    (void)!::write(STDERR_FILENO, cannot_exec.data(), cannot_exec.size());
+    _exit(127);
   }
+  if (pid < 0) throw std::runtime_error(what + ": fork: " + std::strerror(errno));
   write_end.close_now();  // so that the read below ends when the child exits
 
   std::string output;
