@@ -301,13 +301,13 @@ TEST_CASE("one batch handler for two topics gets alternating events in one batch
   Fixture f;
   Worker worker(f.db, f.options);
   std::vector<std::vector<std::string>> batches;
-  worker.subscribe_batch("relay", std::vector<std::string>{"a", "b"},
-                         [&](const std::vector<Event>& events) {
-                           auto& topics = batches.emplace_back();
-                           for (const Event& e : events) topics.push_back(e.topic);
-                           return std::vector<Outcome>(events.size());
-                         },
-                         {.mode = DeliveryMode::kOutsideTransaction});
+  worker.subscribe_batch_topics("relay", {"a", "b"},
+                                [&](const std::vector<Event>& events) {
+                                  auto& topics = batches.emplace_back();
+                                  for (const Event& e : events) topics.push_back(e.topic);
+                                  return std::vector<Outcome>(events.size());
+                                },
+                                {.mode = DeliveryMode::kOutsideTransaction});
   for (int i = 0; i < 20; ++i) f.publish(i % 2 == 0 ? "a" : "b", "{}");
   CHECK(worker.run_until_idle().delivered == 20);
   REQUIRE(batches.size() == 1);
@@ -349,7 +349,7 @@ TEST_CASE("a list of topics for one batch handler is refused whole, nothing reco
   for (const auto& [topics, reason] : refused) {
     CAPTURE(reason);
     try {
-      worker.subscribe_batch("relay", topics, handler, outside);
+      worker.subscribe_batch_topics("relay", topics, handler, outside);
       FAIL("accepted");
     } catch (const InvalidArgument& e) {
       CHECK(std::string(e.what()).find(reason) != std::string::npos);

@@ -33,7 +33,7 @@ struct ConsumerSpec {
   ConsumerOptions options;
   RetryPolicy retry;
   std::map<std::string, Handler> handlers;
-  // By topic. One handler may take several topics (Worker::subscribe_batch with a list): its
+  // By topic. One handler may take several topics (Worker::subscribe_batch_topics): its
   // batches then span them.
   std::map<std::string, std::shared_ptr<const BatchHandler>> batch_handlers;
   // The clock's reading at this worker's last step; an earlier reading means it was set back.

@@ -494,8 +494,9 @@ void Worker::subscribe_batch(const std::string& consumer, const std::string& top
       std::make_shared<const BatchHandler>(std::move(handler));
 }
 
-void Worker::subscribe_batch(const std::string& consumer, const std::vector<std::string>& topics,
-                             BatchHandler handler, ConsumerOptions options) {
+void Worker::subscribe_batch_topics(const std::string& consumer,
+                                    const std::vector<std::string>& topics, BatchHandler handler,
+                                    ConsumerOptions options) {
   if (!handler) throw InvalidArgument("sluice: subscribe: the handler is empty");
   if (options.mode != DeliveryMode::kOutsideTransaction) {
     throw InvalidArgument("sluice: subscribe_batch: consumer '" + consumer +

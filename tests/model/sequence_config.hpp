@@ -26,7 +26,7 @@ struct ConsumerConfig {
   int generation = 0;
   // Topics this (outside) consumer takes through subscribe_batch rather than subscribe.
   std::set<std::string> batch_topics;
-  // Its batch topics take one handler together (subscribe_batch with a list of topics), so its
+  // Its batch topics take one handler together (subscribe_batch_topics), so its
   // batches hold events of several topics.
   bool shared_batch_handler = false;
 };

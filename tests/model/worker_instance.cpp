@@ -164,7 +164,7 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
       }
     }
     if (!shared_topics.empty())
-      worker.subscribe_batch(name, shared_topics, batch_handler, consumer_options);
+      worker.subscribe_batch_topics(name, shared_topics, batch_handler, consumer_options);
   }
 }
 

@@ -60,9 +60,10 @@ class Worker {
   // then hold events of any of them, in file order (with a handler per topic, a batch ends at
   // every change of topic, so alternating topics cost a call and a commit per event). Throws
   // InvalidArgument, having recorded nothing, for an empty list, a topic listed twice, or one that
-  // has a handler of this consumer already.
-  void subscribe_batch(const std::string& consumer, const std::vector<std::string>& topics,
-                       BatchHandler handler, ConsumerOptions options = {});
+  // has a handler of this consumer already. A name of its own: an overload of subscribe_batch
+  // made subscribe_batch(c, {"a", "b"}, h) ambiguous (std::string has a two-iterator constructor).
+  void subscribe_batch_topics(const std::string& consumer, const std::vector<std::string>& topics,
+                              BatchHandler handler, ConsumerOptions options = {});
 
   // Starts delivering on a background thread. It wakes at once on a commit made through an
   // Outbox in this process and, on Linux, when the kernel reports the file changed; it polls for

@@ -79,8 +79,8 @@ struct Relay::Impl {
     consumer_options.start_from = StartFrom::kOldest;
     consumer_options.retry = relay_options.retry;
     // One handler for every topic: a batch then holds events of any of them (see
-    // Worker::subscribe_batch).
-    worker.subscribe_batch(
+    // Worker::subscribe_batch_topics).
+    worker.subscribe_batch_topics(
         relay_options.consumer, relay_options.topics,
         [this](const std::vector<Event>& events) { return relay(events); }, consumer_options);
   }
