@@ -169,6 +169,10 @@ bool JetStreamClient::connected() const {
 }
 
 void JetStreamClient::ensure_stream(const StreamSpec& spec) {
+  if (!write_stream(spec, false)) write_stream(spec, true);
+}
+
+bool JetStreamClient::write_stream(const StreamSpec& spec, bool update) {
   std::vector<const char*> subjects;
   for (const auto& s : spec.subjects) subjects.push_back(s.c_str());
   jsStreamConfig config;
@@ -183,22 +187,23 @@ void JetStreamClient::ensure_stream(const StreamSpec& spec) {
 
   jsStreamInfo* info = nullptr;
   jsErrCode error_code = static_cast<jsErrCode>(0);
-  natsStatus status = js_AddStream(&info, jetstream_, &config, nullptr, &error_code);
-  if (status != NATS_OK && error_code == JSStreamNameExistErr)
-    status = js_UpdateStream(&info, jetstream_, &config, nullptr, &error_code);
+  const natsStatus status = update
+                                ? js_UpdateStream(&info, jetstream_, &config, nullptr, &error_code)
+                                : js_AddStream(&info, jetstream_, &config, nullptr, &error_code);
   jsStreamInfo_Destroy(info);
-  if (status != NATS_OK)
-    throw NatsError(
-        "ensure stream " + spec.name, status,
-        "JetStream error " + std::to_string(error_code) + ": " + nats_GetLastError(nullptr));
+  if (status == NATS_OK) return true;
+  if (!update && error_code == JSStreamNameExistErr) return false;
+  throw NatsError(
+      "ensure stream " + spec.name, status,
+      "JetStream error " + std::to_string(error_code) + ": " + nats_GetLastError(nullptr));
 }
 
 void JetStreamClient::share_stream(const StreamSpec& spec, StreamUpdate update) {
   const std::string operation = "share stream " + spec.name;
   const Duration timeout = settings_.api_timeout;
-  // Two relays starting at once may both find the stream lacking their subjects and both write
-  // its configuration, the second without the first's subject: each reads the stream again after
-  // its update and adds what went missing.
+  // Two relays starting at once may both find the stream missing, or lacking their subjects, and
+  // both write it, the second without the first's subject: each reads the stream again after its
+  // write and adds what went missing.
   constexpr int kTries = 5;
   for (int attempt = 0; attempt < kTries; ++attempt) {
     nlohmann::json info =
@@ -206,14 +211,9 @@ void JetStreamClient::share_stream(const StreamSpec& spec, StreamUpdate update) 
     if (info.contains("error")) {
       if (info["error"].value("err_code", 0) != JSStreamNotFoundErr)
         throw_api_error(info, operation);
-      try {
-        ensure_stream(spec);
-        return;
-      } catch (const NatsError&) {
-        // Another relay may have created it meanwhile: read it again.
-        if (attempt + 1 == kTries) throw;
-        continue;
-      }
+      // Created by another relay meanwhile: read it again.
+      if (write_stream(spec, false)) return;
+      continue;
     }
     nlohmann::json config = std::move(info["config"]);
     nlohmann::json& subjects = config["subjects"];
@@ -232,6 +232,9 @@ void JetStreamClient::share_stream(const StreamSpec& spec, StreamUpdate update) 
       throw Error("JetStream stream '" + spec.name + "' does not take subject " + list +
                   ", and the relay may not update it: add the subjects to the stream");
     }
+    if (attempt + 1 == kTries) break;
+    // The stream's own configuration, every field kept (those libnats does not know too), with
+    // the subjects added.
     for (const auto& subject : missing) subjects.push_back(subject);
     nlohmann::json answer = api_request(connection_, "$JS.API.STREAM.UPDATE." + spec.name,
                                         config.dump(), timeout, operation);

@@ -141,6 +141,8 @@ class JetStreamClient {
 
  private:
   struct PendingBatch;
+  // Creates the stream (false if one of its name exists) or, with `update`, sets its settings.
+  bool write_stream(const StreamSpec& spec, bool update);
   static void on_reconnected(natsConnection* connection, void* closure);
   static void on_publish_ack(jsCtx* js, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
                              void* closure);
