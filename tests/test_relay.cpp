@@ -477,7 +477,8 @@ TEST_CASE(
   CHECK(relay.counters().published == 3);
   const std::string text = relay.metrics_text();
   for (const char* name : {"sluice_relay_published_total", "sluice_relay_duplicates_total",
-                           "sluice_relay_broker_errors_total", "sluice_relay_rejected_total"}) {
+                           "sluice_relay_broker_errors_total", "sluice_relay_rejected_total",
+                           "sluice_relay_batches_total"}) {
     CHECK(text.find(std::string("# HELP ") + name + " ") != std::string::npos);
   }
   CHECK(text.find("sluice_relay_published_total{consumer=\"relay \\\"east\\\" \\\\ 2\"} 3\n") !=
