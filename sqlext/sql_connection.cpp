@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "connection_clock.hpp"
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_api.hpp"
@@ -22,7 +23,11 @@ const char kStateKey = 0;
 
 }  // namespace
 
-SqlConnection::SqlConnection(sqlite3* handle) : handle_(handle), db_(adopt_connection(handle)) {
+SqlConnection::SqlConnection(sqlite3* handle)
+    : handle_(handle), db_(adopt_connection(handle)), clock_(std::make_shared<SettableClock>()) {
+  options_.clock = clock_;
+  // Engine calls given no clock (stats, dead letters) read the connection's too.
+  remember_clock(db_, clock_);
   std::lock_guard lock(states_mutex);
   states()[handle_] = this;
 }
@@ -67,7 +72,7 @@ void SqlConnection::require_schema() {
 
 SqlConsumer& SqlConnection::consumer(const std::string& name) {
   auto& slot = consumers_[name];
-  if (!slot) slot = std::make_unique<SqlConsumer>(db_, name);
+  if (!slot) slot = std::make_unique<SqlConsumer>(db_, name, clock_);
   return *slot;
 }
 

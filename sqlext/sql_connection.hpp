@@ -10,6 +10,8 @@
 
 #include "change_wait.hpp"
 #include "connection_cache.hpp"
+#include "settable_clock.hpp"
+#include "sluice/options.hpp"
 #include "sql_consumer.hpp"
 
 namespace sluice::sqlext {
@@ -33,6 +35,12 @@ class SqlConnection : public ConnectionCached {
   // sluice schema. Reads the file on the first call only.
   void require_schema();
 
+  // The connection's clock (sluice_clock_set), which every sluice function called on it reads.
+  SettableClock& clock() { return *clock_; }
+
+  // Default options with the connection's clock, for the engine's calls.
+  const Options& options() const { return options_; }
+
   // The consumer `name` as driven through this connection.
   SqlConsumer& consumer(const std::string& name);
 
@@ -44,6 +52,8 @@ class SqlConnection : public ConnectionCached {
 
   sqlite3* handle_;
   SQLite::Database db_;
+  std::shared_ptr<SettableClock> clock_;
+  Options options_;
   bool schema_ok_ = false;
   std::map<std::string, std::unique_ptr<SqlConsumer>> consumers_;
   std::unique_ptr<ChangeWait> change_wait_;  // made on first use: most hosts never wait

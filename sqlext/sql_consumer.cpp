@@ -53,14 +53,17 @@ void append_event(std::string& out, const ClaimedItem& item) {
 
 }  // namespace
 
-SqlConsumer::SqlConsumer(SQLite::Database& db, std::string name) : db_(db), name_(std::move(name)) {
+SqlConsumer::SqlConsumer(SQLite::Database& db, std::string name, std::shared_ptr<Clock> clock)
+    : db_(db), name_(std::move(name)), clock_(std::move(clock)) {
   spec_.name = name_;
   spec_.sql_claimer = true;
 }
 
 void SqlConsumer::load_spec() {
   SQLite::Statement row(db_,
-                        "SELECT id, ordered, max_attempts FROM sluice_consumers WHERE name = ?");
+                        "SELECT id, ordered, max_attempts, initial_backoff_ms, max_backoff_ms, "
+                        "backoff_multiplier, backoff_jitter, backoff_seed FROM sluice_consumers "
+                        "WHERE name = ?");
   row.bind(1, name_);
   if (!row.executeStep()) {
     throw NotFound("sluice: no consumer named '" + name_ +
@@ -71,7 +74,8 @@ void SqlConsumer::load_spec() {
     throw InvalidArgument("sluice: consumer '" + name_ +
                           "' is ordered; ordered consumers cannot be driven from SQL yet");
   }
-  spec_.retry.max_attempts = row.getColumn(2).getInt();
+  // Retried as the consumer's C++ workers retry it: by the policy the file records.
+  spec_.retry = recorded_retry_policy(row, 2);
   spec_.options.retry = spec_.retry;
   // The engine claims only topics with a handler here: from SQL, every subscribed one. The
   // handlers themselves are never called, the app handles the events.
@@ -96,6 +100,7 @@ std::string SqlConsumer::claim(int limit) {
     deliverer_.reset();
     options_ = Options{};
     options_->batch_size = limit;
+    options_->clock = clock_;
     deliverer_.emplace(db_, *options_, "sql");
     std::string names = "[";
     append_json_string(names, name_);
@@ -154,7 +159,7 @@ void SqlConsumer::done(const std::string& event_id) {
   guarded("sluice_done", [&] {
     const ClaimedItem& item = unfinished_item(event_id, "sluice_done");
     check_held("sluice_done");
-    const TimePoint now = system_clock()->now();
+    const TimePoint now = clock_->now();
     SQLite::Statement seen(db_,
                            "INSERT INTO sluice_inbox (consumer_id, event_id, delivered_at) "
                            "VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
@@ -197,7 +202,7 @@ std::string SqlConsumer::fail(const std::string& event_id, const std::string& er
   return guarded("sluice_fail", [&] {
     const ClaimedItem& item = unfinished_item(event_id, "sluice_fail");
     check_held("sluice_fail");
-    const TimePoint now = system_clock()->now();
+    const TimePoint now = clock_->now();
     const char* reason = permanent                                  ? "permanent"
                          : item.attempt >= spec_.retry.max_attempts ? "exhausted"
                                                                     : nullptr;

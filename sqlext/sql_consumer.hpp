@@ -5,6 +5,7 @@
 #include <SQLiteCpp/Database.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -15,8 +16,9 @@ namespace sluice::sqlext {
 // Not thread-safe: bound to one connection, used where the connection is used.
 class SqlConsumer {
  public:
-  // `db` must outlive the object. Prepares statements; reads nothing yet.
-  SqlConsumer(SQLite::Database& db, std::string name);
+  // `db` must outlive the object. Times are read from `clock`, the connection's. Prepares
+  // statements; reads nothing yet.
+  SqlConsumer(SQLite::Database& db, std::string name, std::shared_ptr<Clock> clock);
   SqlConsumer(const SqlConsumer&) = delete;
   SqlConsumer& operator=(const SqlConsumer&) = delete;
 
@@ -63,8 +65,9 @@ class SqlConsumer {
 
   SQLite::Database& db_;
   std::string name_;
+  std::shared_ptr<Clock> clock_;
   ConsumerSpec spec_;
-  std::optional<Options> options_;  // batch size of deliverer_
+  std::optional<Options> options_;  // batch size and clock of deliverer_
   std::optional<Deliverer> deliverer_;
   std::optional<Claim> claim_;
 };

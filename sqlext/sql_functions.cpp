@@ -1,16 +1,21 @@
 #include "sql_functions.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 
 #include "consumer_registry.hpp"
 #include "enqueue_in_statement.hpp"
 #include "result_tables.hpp"
+#include "saturating_time.hpp"
 #include "sluice/database.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"
 #include "sql_connection.hpp"
+#include "testing_kit.hpp"
+#include "time_format.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice::sqlext {
@@ -75,10 +80,11 @@ void require_autocommit(SqlConnection& c, const char* function) {
   }
 }
 
-// not_before as integer milliseconds since the epoch, or as text SQLite's date functions read
+// A time as integer milliseconds since the epoch, or as text SQLite's date functions read
 // (ISO-8601: '2026-12-02T10:30:00Z', '2026-12-02 10:30:00.250+01:00'), read by SQLite itself so
-// that it means what julianday() and datetime() make of it on the same connection.
-TimePoint not_before_time(SQLite::Database& db, sqlite3_value* value) {
+// that it means what julianday() and datetime() make of it on the same connection. `what` names
+// the argument in the error, e.g. "enqueue: not_before".
+TimePoint time_argument(SQLite::Database& db, sqlite3_value* value, const char* what) {
   if (sqlite3_value_type(value) == SQLITE_INTEGER)
     return TimePoint(Duration(sqlite3_value_int64(value)));
   const std::string given = text(value);
@@ -94,7 +100,7 @@ TimePoint not_before_time(SQLite::Database& db, sqlite3_value* value) {
   // A message is C text: a NUL would end it before it says what was wrong.
   std::string shown = sqlite3_value_type(value) == SQLITE_BLOB ? "a blob" : "'" + given + "'";
   std::replace(shown.begin(), shown.end(), '\0', '?');
-  throw InvalidArgument("sluice: enqueue: not_before " + shown +
+  throw InvalidArgument(std::string("sluice: ") + what + " " + shown +
                         " is neither an integer (milliseconds since the Unix epoch) nor an "
                         "ISO-8601 time such as '2026-12-02T10:30:00Z'");
 }
@@ -110,7 +116,7 @@ NewEvent new_event(SQLite::Database& db, int argc, Args argv) {
   event.id = text(arg(argc, argv, 3));
   event.dedup_key = text(arg(argc, argv, 4));
   if (sqlite3_value* not_before = arg(argc, argv, 5); !is_null(not_before)) {
-    event.not_before = not_before_time(db, not_before);
+    event.not_before = time_argument(db, not_before, "enqueue: not_before");
   }
   if (sqlite3_value* headers = arg(argc, argv, 6); !is_null(headers)) {
     const nlohmann::json object = nlohmann::json::parse(text(headers), nullptr, false);
@@ -130,7 +136,7 @@ NewEvent new_event(SQLite::Database& db, int argc, Args argv) {
 EnqueueResult enqueue(SqlConnection& c, int argc, Args argv) {
   c.require_schema();
   const NewEvent event = new_event(c.db(), argc, argv);
-  return enqueue_in_statement(c.db(), event, Options{});
+  return enqueue_in_statement(c.db(), event, c.options());
 }
 
 void sluice_enqueue(sqlite3_context* ctx, int argc, Args argv) {
@@ -153,9 +159,66 @@ void sluice_init(sqlite3_context* ctx, int, Args) {
   run(ctx, [&](SqlConnection& c) {
     require_autocommit(c, "sluice_init");
     ensure_schema(c.db());
-    configure_connection(c.db());
+    configure_connection(c.db(), c.options());
     sqlite3_result_int64(ctx, schema_version());
   });
+}
+
+// One member of sluice_subscribe's options object into `options` or `start_from`. Throws
+// InvalidArgument naming the member and what it takes when the name or value is not one of them.
+void read_subscribe_option(const std::string& name, const nlohmann::json& value,
+                           RecordedOptions& options, StartFrom& start_from) {
+  const auto refuse = [&](const char* takes) {
+    throw InvalidArgument("sluice: sluice_subscribe: option " + name + " " + value.dump() + ": " +
+                          takes);
+  };
+  // A whole number from 0 (or `least`) to `most`, as nlohmann reads either sign.
+  const auto whole = [&](std::int64_t least, const char* takes) {
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX) ||
+        value.get<std::int64_t>() < least) {
+      refuse(takes);
+    }
+    return value.get<std::int64_t>();
+  };
+  if (name == "start_from") {
+    if (value == "oldest") {
+      start_from = StartFrom::kOldest;
+    } else if (value == "now") {
+      start_from = StartFrom::kNow;
+    } else {
+      refuse("\"now\" or \"oldest\"");
+    }
+  } else if (name == "max_attempts") {
+    const std::int64_t n = whole(1, "a whole number of attempts, 1 or more");
+    if (n > INT_MAX) refuse("a whole number of attempts, 1 or more (at most 2147483647)");
+    options.max_attempts = static_cast<int>(n);
+  } else if (name == "initial_backoff_ms") {
+    options.initial_backoff = Duration(whole(0, "a whole number of milliseconds, 0 or more"));
+  } else if (name == "max_backoff_ms") {
+    options.max_backoff = Duration(whole(0, "a whole number of milliseconds, 0 or more"));
+  } else if (name == "multiplier") {
+    if (!value.is_number() || !(value.get<double>() >= 1.0) ||
+        !std::isfinite(value.get<double>())) {
+      refuse("the growth of the delay per attempt, a finite number, 1 or more");
+    }
+    options.multiplier = value.get<double>();
+  } else if (name == "jitter") {
+    if (!value.is_number() || !(value.get<double>() >= 0.0 && value.get<double>() < 1.0)) {
+      refuse("the fraction of the delay randomised, from 0 up to (not including) 1");
+    }
+    options.jitter = value.get<double>();
+  } else if (name == "seed") {
+    if (!value.is_number_integer() ||
+        (!value.is_number_unsigned() && value.get<std::int64_t>() < 0)) {
+      refuse("a whole number from 0 to 18446744073709551615");
+    }
+    options.seed = value.get<std::uint64_t>();
+  } else {
+    throw InvalidArgument("sluice: sluice_subscribe: unknown option '" + name +
+                          "' (start_from, max_attempts, initial_backoff_ms, max_backoff_ms, "
+                          "multiplier, jitter, seed)");
+  }
 }
 
 void sluice_subscribe(sqlite3_context* ctx, int argc, Args argv) {
@@ -176,24 +239,14 @@ void sluice_subscribe(sqlite3_context* ctx, int argc, Args argv) {
       if (!settings.is_object()) {
         throw InvalidArgument(
             "sluice: sluice_subscribe: options must be a JSON object such as "
-            "{\"start_from\": \"oldest\", \"max_attempts\": 5}");
+            "{\"start_from\": \"oldest\", \"max_attempts\": 5, \"initial_backoff_ms\": 1000}");
       }
       for (const auto& [name, value] : settings.items()) {
-        if (name == "start_from" && value == "oldest") {
-          start_from = StartFrom::kOldest;
-        } else if (name == "start_from" && value == "now") {
-          start_from = StartFrom::kNow;
-        } else if (name == "max_attempts" && value.is_number_integer() && value.get<int>() >= 1) {
-          options.max_attempts = value.get<int>();
-        } else {
-          throw InvalidArgument("sluice: sluice_subscribe: unknown option or value '" + name +
-                                "': " + value.dump() +
-                                " (start_from: \"now\" or \"oldest\"; max_attempts: 1 or more)");
-        }
+        read_subscribe_option(name, value, options, start_from);
       }
     }
-    sqlite3_result_int64(ctx, record_subscription(c.db(), consumer, topic, options, start_from,
-                                                  system_clock()->now()));
+    sqlite3_result_int64(
+        ctx, record_subscription(c.db(), consumer, topic, options, start_from, c.clock().now()));
   });
 }
 
@@ -238,6 +291,63 @@ void sluice_release(sqlite3_context* ctx, int, Args argv) {
   run(ctx, [&](SqlConnection& c) {
     require_autocommit(c, "sluice_release");
     sqlite3_result_int64(ctx, c.consumer(text(argv[0])).release());
+  });
+}
+
+// The testing kit (testing_kit.hpp): the connection's clock set, moved and read, and what a
+// test asks of its consumers.
+void sluice_clock_set(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    if (is_null(argv[0])) {
+      c.clock().set(std::nullopt);
+    } else {
+      const TimePoint time = time_argument(c.db(), argv[0], "sluice_clock_set: the time");
+      if (time < TimePoint{}) {
+        throw InvalidArgument("sluice: sluice_clock_set: the time " +
+                              std::to_string(to_millis(time)) + " is before the Unix epoch");
+      }
+      c.clock().set(time);
+    }
+    sqlite3_result_int64(ctx, to_millis(c.clock().now()));
+  });
+}
+
+void sluice_clock_advance(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    if (!c.clock().manual()) {
+      throw InvalidArgument(
+          "sluice: sluice_clock_advance: the connection reads the system clock; stop it first "
+          "with sluice_clock_set(time)");
+    }
+    if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER || sqlite3_value_int64(argv[0]) < 0) {
+      throw InvalidArgument(
+          "sluice: sluice_clock_advance: the step must be a whole number of milliseconds, 0 or "
+          "more");
+    }
+    c.clock().set(add_saturating(c.clock().now(), Duration(sqlite3_value_int64(argv[0]))));
+    sqlite3_result_int64(ctx, to_millis(c.clock().now()));
+  });
+}
+
+void sluice_now(sqlite3_context* ctx, int, Args) {
+  run(ctx, [&](SqlConnection& c) { sqlite3_result_int64(ctx, to_millis(c.clock().now())); });
+}
+
+void sluice_next_due(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    if (const auto due = next_due(c, text(arg(argc, argv, 0)))) {
+      sqlite3_result_int64(ctx, to_millis(*due));
+    } else {
+      sqlite3_result_null(ctx);
+    }
+  });
+}
+
+void sluice_delivery_state(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    result_text(ctx, delivery_state(c, text(argv[0]), text(argv[1])));
   });
 }
 
@@ -293,6 +403,11 @@ const Function kFunctions[] = {
     {"sluice_fail", 3, 4, sluice_fail, false},
     {"sluice_release", 1, 1, sluice_release, false},
     {"sluice_wait", 1, 1, sluice_wait, false},
+    {"sluice_clock_set", 1, 1, sluice_clock_set, false},
+    {"sluice_clock_advance", 1, 1, sluice_clock_advance, false},
+    {"sluice_now", 0, 0, sluice_now, false},
+    {"sluice_next_due", 0, 1, sluice_next_due, false},
+    {"sluice_delivery_state", 2, 2, sluice_delivery_state, false},
     {"sluice_dlq_replay", 2, 2, sluice_dlq_replay, false},
     {"sluice_dlq_discard", 3, 3, sluice_dlq_discard, false},
 };
@@ -318,7 +433,8 @@ int register_functions(sqlite3* db, std::string& error) {
     // Busy handling as sluice's own connections have it, on a file that is sluice's already: a
     // file without the schema is left as it is until sluice_init().
     SqlConnection& c = SqlConnection::of(db);
-    if (stored_schema_version(c.db()) == schema_version()) configure_connection(c.db());
+    if (stored_schema_version(c.db()) == schema_version())
+      configure_connection(c.db(), c.options());
     return SQLITE_OK;
   } catch (const std::exception& e) {
     error = e.what();

@@ -292,6 +292,65 @@ TEST_CASE("subscribing an existing consumer with other recorded options is refus
                        doctest::Contains("max_attempts 3 (asked 9)"), InvalidArgument);
 }
 
+TEST_CASE("a consumer's backoff is recorded, and a subscription asking another one is refused") {
+  Fixture f(true);
+  const std::string path = f.dir.file("app.db");
+  const auto nothing = [](const Event&, Context&) {};
+  const RetryPolicy retry{.max_attempts = 4,
+                          .initial_backoff = std::chrono::seconds(30),
+                          .multiplier = 3.0,
+                          .max_backoff = std::chrono::minutes(5),
+                          .jitter = 0.1,
+                          .seed = 42};
+  Worker worker(path, f.options);
+  worker.subscribe("billing", "order", nothing, {.retry = retry});
+  SQLite::Statement row(
+      f.db,
+      "SELECT initial_backoff_ms, max_backoff_ms, backoff_multiplier, "
+      "backoff_jitter, backoff_seed FROM sluice_consumers WHERE name = 'billing'");
+  REQUIRE(row.executeStep());
+  CHECK(row.getColumn(0).getInt64() == 30000);
+  CHECK(row.getColumn(1).getInt64() == 300000);
+  CHECK(row.getColumn(2).getDouble() == 3.0);
+  CHECK(row.getColumn(3).getDouble() == 0.1);
+  CHECK(row.getColumn(4).getInt64() == 42);
+  row.reset();
+
+  // As sluice_subscribe asks what its options name: the recorded backoff is accepted, another
+  // one refused naming it, as a mode or max_attempts is.
+  record_subscription(f.db, "billing", "order",
+                      {.initial_backoff = std::chrono::seconds(30), .multiplier = 3.0},
+                      StartFrom::kNow, f.clock->now());
+  CHECK_THROWS_WITH_AS(
+      record_subscription(f.db, "billing", "order", {.initial_backoff = Duration(1000)},
+                          StartFrom::kNow, f.clock->now()),
+      doctest::Contains("initial_backoff_ms 30000 (asked 1000)"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(
+      record_subscription(f.db, "billing", "order", {.max_backoff = Duration(1000), .jitter = 0.0},
+                          StartFrom::kNow, f.clock->now()),
+      doctest::Contains("max_backoff_ms 300000 (asked 1000), jitter 0.1 (asked 0.0)"),
+      InvalidArgument);
+
+  // The other way round: subscribed from SQL with a backoff, then by a C++ worker with another.
+  record_subscription(f.db, "mailer", "user",
+                      {.max_attempts = 3, .initial_backoff = Duration(5000), .jitter = 0.0},
+                      StartFrom::kNow, f.clock->now());
+  Worker other(path, f.options);
+  CHECK_THROWS_WITH_AS(other.subscribe("mailer", "user", nothing),
+                       doctest::Contains("initial_backoff_ms 5000 (asked 1000)"), InvalidArgument);
+  other.subscribe(
+      "mailer", "user", nothing,
+      {.retry = RetryPolicy{.max_attempts = 3, .initial_backoff = Duration(5000), .jitter = 0.0}});
+
+  // A backoff whose bounds are out of order, counting the defaults, is refused; nothing written.
+  CHECK_THROWS_WITH_AS(record_subscription(f.db, "late", "t", {.initial_backoff = Duration(700000)},
+                                           StartFrom::kNow, f.clock->now()),
+                       doctest::Contains("max_backoff_ms 600000 (recorded or the default) is less "
+                                         "than initial_backoff_ms 700000"),
+                       InvalidArgument);
+  CHECK(count(f.db, "sluice_consumers", "name = 'late'") == 0);
+}
+
 TEST_CASE("a topic added with kOldest to an existing consumer delivers its retained events") {
   Fixture f(true);
   const std::string path = f.dir.file("app.db");

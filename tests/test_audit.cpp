@@ -162,14 +162,19 @@ TEST_CASE("an old file's audit log is kept by the migration that admits sql and 
     SQLite::Database db = open_database(path);
     record_audit(
         db, {.action = "prune", .filter = R"({"older_than":"7d"})", .count = 4, .source = "cli"});
-    // Back to version 6, with the audit table of versions 5 and 6, as a file written before the
-    // migration has it.
+    // Back to version 6, with the audit table of versions 5 and 6 and without the columns of
+    // version 8, as a file written before the migration has it.
     db.exec(
         "DROP TABLE sluice_audit; CREATE TABLE sluice_audit (id INTEGER PRIMARY KEY, at INTEGER "
         "NOT NULL, action TEXT NOT NULL CHECK (action = 'replay' OR action = 'discard' OR action "
         "= 'backfill' OR action = 'prune'), filter TEXT NOT NULL, count INTEGER NOT NULL, note "
         "TEXT, source TEXT NOT NULL CHECK (source = 'console' OR source = 'cli' OR source = "
         "'api')); INSERT INTO sluice_audit VALUES (7, 1000, 'prune', '{}', 4, 'kept', 'cli'); "
+        "ALTER TABLE sluice_consumers DROP COLUMN initial_backoff_ms; "
+        "ALTER TABLE sluice_consumers DROP COLUMN max_backoff_ms; "
+        "ALTER TABLE sluice_consumers DROP COLUMN backoff_multiplier; "
+        "ALTER TABLE sluice_consumers DROP COLUMN backoff_jitter; "
+        "ALTER TABLE sluice_consumers DROP COLUMN backoff_seed; "
         "UPDATE sluice_meta SET value = 6 WHERE name = 'schema_version'");
   }
   SQLite::Database db = open_database(path);

@@ -935,6 +935,135 @@ static void test_two_threads_on_one_worker_are_refused_not_interleaved(void) {
   fixture_close(&f);
 }
 
+/* ---- The test harness ------------------------------------------------------------------------ */
+
+static void test_harness_delivers_on_memory_by_its_manual_clock(void) {
+  char* error = NULL;
+  sluice_harness* h = NULL;
+  CHECK_OK(sluice_harness_open(":memory:", &h, &error), error);
+  sqlite3* conn = sluice_db_handle(sluice_harness_db(h));
+  exec(conn, "CREATE TABLE handled (event_id TEXT)");
+  CHECK_OK(sluice_harness_set_time(h, 1772355600000, &error), error);
+  CHECK(sluice_harness_now(h) == 1772355600000);
+  Script script;
+  script_init(&script, SLUICE_RETRY);
+  script.error = "gateway down";
+  sluice_consumer_options options = sluice_consumer_defaults();
+  options.initial_backoff_ms = 1000;
+  options.max_backoff_ms = 1000;
+  CHECK_OK(sluice_harness_subscribe(h, "billing", "order.placed", scripted_handler, &script,
+                                    &options, &error),
+           error);
+  sluice_new_event event = {.topic = "order.placed", .payload = "{\"order\":1}"};
+  sluice_enqueued enqueued = {0};
+  CHECK_OK(sluice_harness_enqueue(h, &event, &enqueued, &error), error);
+  CHECK(enqueued.status == SLUICE_STORED);
+  sluice_drain_result drained = {0};
+  CHECK_OK(sluice_harness_drain(h, &drained, &error), error);
+  CHECK(drained.retried == 1 && drained.delivered == 0);
+  sluice_delivery state = {0};
+  CHECK_OK(sluice_delivery_state(sluice_harness_db(h), "billing", enqueued.id, &state, &error),
+           error);
+  CHECK(state.state == SLUICE_STATE_RETRYING);
+  CHECK(state.attempts == 1);
+  /* A second's backoff, 20% jitter either way. */
+  CHECK(state.next_attempt_at_ms >= 1772355600000 + 800);
+  CHECK(state.next_attempt_at_ms <= 1772355600000 + 1200);
+  CHECK(state.last_error != NULL && strcmp(state.last_error, "gateway down") == 0);
+  CHECK(state.delivered_at_ms == 0);
+  sluice_free(state.last_error);
+  const int64_t due = state.next_attempt_at_ms;
+  /* Not due yet: nothing runs, and the clock moved as asked. */
+  CHECK_OK(sluice_harness_advance(h, due - 1 - sluice_harness_now(h), &drained, &error), error);
+  CHECK(drained.retried == 0 && script.calls == 1);
+  CHECK(sluice_harness_now(h) == due - 1);
+  /* Past it: advance stops at the retry's time to deliver it there. */
+  script.outcome = SLUICE_DONE;
+  CHECK_OK(sluice_harness_advance(h, 60000, &drained, &error), error);
+  CHECK(drained.delivered == 1 && script.calls == 2 && script.last_attempt == 2);
+  CHECK(sluice_harness_now(h) == due - 1 + 60000);
+  CHECK_OK(sluice_delivery_state(sluice_harness_db(h), "billing", enqueued.id, &state, &error),
+           error);
+  CHECK(state.state == SLUICE_STATE_DELIVERED);
+  CHECK(state.delivered_at_ms == due);
+  CHECK(state.last_error == NULL);
+  CHECK(count(conn, "SELECT count(*) FROM handled") == 1);
+  sluice_free(enqueued.id);
+  sluice_harness_close(h);
+}
+
+/* A handler that calls the harness it runs in, which must refuse. */
+typedef struct Reentry {
+  sluice_harness* harness;
+  int code;
+  char* error;
+} Reentry;
+
+static int reentrant_handler(void* user_data, const sluice_event* event, sqlite3* conn,
+                             sluice_outcome* outcome) {
+  (void)event, (void)conn, (void)outcome;
+  Reentry* reentry = user_data;
+  sluice_new_event more = {.topic = "other"};
+  reentry->code = sluice_harness_enqueue(reentry->harness, &more, NULL, &reentry->error);
+  return SLUICE_DONE;
+}
+
+static void test_harness_refuses_bad_input_naming_it(void) {
+  char* error = NULL;
+  sluice_harness* h = NULL;
+  CHECK_ERROR(sluice_harness_open(NULL, &h, &error), SLUICE_INVALID, error, "path is NULL");
+  CHECK_OK(sluice_harness_open(":memory:", &h, &error), error);
+  CHECK_ERROR(sluice_harness_advance(h, -1, NULL, &error), SLUICE_INVALID, error, "negative");
+  CHECK_ERROR(sluice_harness_set_time(h, -5, &error), SLUICE_INVALID, error, "before the Unix");
+  CHECK_ERROR(sluice_harness_drain(NULL, NULL, &error), SLUICE_INVALID, error, "harness is NULL");
+  Reentry reentry = {.harness = h};
+  CHECK_OK(sluice_harness_subscribe(h, "c", "t", reentrant_handler, &reentry, NULL, &error), error);
+  sluice_new_event event = {.topic = "t"};
+  sluice_enqueued enqueued = {0};
+  CHECK_OK(sluice_harness_enqueue(h, &event, &enqueued, &error), error);
+  CHECK_OK(sluice_harness_drain(h, NULL, &error), error);
+  CHECK_ERROR(reentry.code, SLUICE_INVALID, reentry.error, "in use");
+  sluice_delivery state = {0};
+  sluice_db* db = sluice_harness_db(h);
+  CHECK_ERROR(sluice_delivery_state(db, "nobody", enqueued.id, &state, &error), SLUICE_NOTFOUND,
+              error, "no consumer named 'nobody'");
+  CHECK_ERROR(sluice_delivery_state(db, "c", "missing", &state, &error), SLUICE_NOTFOUND, error,
+              "'missing'");
+  sluice_new_event other = {.topic = "other"};
+  sluice_enqueued other_enqueued = {0};
+  CHECK_OK(sluice_harness_enqueue(h, &other, &other_enqueued, &error), error);
+  CHECK_ERROR(sluice_delivery_state(db, "c", other_enqueued.id, &state, &error), SLUICE_NOTFOUND,
+              error, "is not for consumer 'c'");
+  CHECK_ERROR(sluice_delivery_state(db, "c", NULL, &state, &error), SLUICE_INVALID, error,
+              "event_id is NULL");
+  sluice_free(enqueued.id);
+  sluice_free(other_enqueued.id);
+  sluice_harness_close(h);
+}
+
+static void test_harness_on_a_file_leaves_it_to_look_at(void) {
+  char path[256];
+  new_path(path, sizeof path);
+  char* error = NULL;
+  sluice_harness* h = NULL;
+  CHECK_OK(sluice_harness_open(path, &h, &error), error);
+  Script script;
+  script_init(&script, SLUICE_DONE);
+  exec(sluice_db_handle(sluice_harness_db(h)), "CREATE TABLE handled (event_id TEXT)");
+  CHECK_OK(
+      sluice_harness_subscribe(h, "c", "order.placed", scripted_handler, &script, NULL, &error),
+      error);
+  sluice_new_event event = {.topic = "order.placed"};
+  CHECK_OK(sluice_harness_enqueue(h, &event, NULL, &error), error);
+  CHECK_OK(sluice_harness_drain(h, NULL, &error), error);
+  sluice_harness_close(h);
+  sluice_db* db = NULL;
+  CHECK_OK(sluice_open(path, SLUICE_OPEN_EXISTING, &db, &error), error);
+  CHECK(count(sluice_db_handle(db), "SELECT count(*) FROM handled") == 1);
+  CHECK(count(sluice_db_handle(db), "SELECT count(*) FROM sluice_inbox") == 1);
+  sluice_close(db);
+}
+
 int main(void) {
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
@@ -959,6 +1088,9 @@ int main(void) {
   test_backfill_redelivers_and_prune_deletes_finished_history();
   test_metrics_text_is_the_prometheus_exposition();
   test_two_threads_on_one_worker_are_refused_not_interleaved();
+  test_harness_delivers_on_memory_by_its_manual_clock();
+  test_harness_refuses_bad_input_naming_it();
+  test_harness_on_a_file_leaves_it_to_look_at();
 
   char command[512];
   snprintf(command, sizeof command, "rm -rf '%s'", dir);

@@ -137,6 +137,11 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
       DROP TABLE sluice_workers;
       ALTER TABLE sluice_claims DROP COLUMN worker_id;
       DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
+      ALTER TABLE sluice_consumers DROP COLUMN initial_backoff_ms;
+      ALTER TABLE sluice_consumers DROP COLUMN max_backoff_ms;
+      ALTER TABLE sluice_consumers DROP COLUMN backoff_multiplier;
+      ALTER TABLE sluice_consumers DROP COLUMN backoff_jitter;
+      ALTER TABLE sluice_consumers DROP COLUMN backoff_seed;
       UPDATE sluice_meta SET value = 3 WHERE name = 'schema_version';
     )sql");
   }

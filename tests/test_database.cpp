@@ -91,9 +91,18 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema versions 5 and 6 added, dropped: turns a new file back into one of an older
-// version.
-const char* const kWithoutVersion5 = R"sql(
+// What schema version 8 added, dropped: turns a new file back into one of version 7.
+const char* const kWithoutVersion8 = R"sql(
+  ALTER TABLE sluice_consumers DROP COLUMN initial_backoff_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN max_backoff_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN backoff_multiplier;
+  ALTER TABLE sluice_consumers DROP COLUMN backoff_jitter;
+  ALTER TABLE sluice_consumers DROP COLUMN backoff_seed;
+)sql";
+
+// What schema versions 5 to 8 added, dropped: turns a new file back into one of an older
+// version. (Version 7 rebuilt sluice_audit, which goes with version 5's.)
+const std::string kWithoutVersion5 = std::string(kWithoutVersion8) + R"sql(
   DROP TABLE sluice_workers;
   ALTER TABLE sluice_claims DROP COLUMN worker_id;
   DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
@@ -320,6 +329,7 @@ TEST_CASE("a version 5 file gains the worker registry and ids that are never reu
   const std::string path = dir.file("v5.db");
   {
     SQLite::Database db = open_database(path);
+    db.exec(kWithoutVersion8);
     db.exec(R"sql(
       DROP TABLE sluice_workers;
       ALTER TABLE sluice_claims DROP COLUMN worker_id;
@@ -338,4 +348,33 @@ TEST_CASE("a version 5 file gains the worker registry and ids that are never reu
   CHECK(db.execAndGet("SELECT count(*) FROM sluice_workers").getInt() == 0);
   // The claim of before the migration names no registered worker: its liveness is its lease's.
   CHECK(db.execAndGet("SELECT worker_id IS NULL FROM sluice_claims WHERE id = 7").getInt() == 1);
+}
+
+TEST_CASE("a version 7 file's consumers learn their backoff from their next subscription") {
+  TempDir dir;
+  const std::string path = dir.file("v7.db");
+  const auto nothing = [](const Event&, Context&) {};
+  const RetryPolicy retry{.initial_backoff = std::chrono::seconds(60), .jitter = 0.0};
+  {
+    SQLite::Database db = open_database(path);
+    Worker(db).subscribe("billing", "order", nothing, {.retry = retry});
+    db.exec(kWithoutVersion8);
+    db.exec("UPDATE sluice_meta SET value = 7 WHERE name = 'schema_version'");
+  }
+  SQLite::Database db = open_database(path);
+  CHECK(stored_schema_version(db) == schema_version());
+  const auto recorded = [&db] {
+    return db
+        .execAndGet(
+            "SELECT coalesce(initial_backoff_ms, 'none') || ' ' || "
+            "coalesce(backoff_jitter, 'none') FROM sluice_consumers")
+        .getString();
+  };
+  CHECK(recorded() == "none none");
+  // Nothing recorded differs from nothing: the worker of before the upgrade subscribes again.
+  Worker(db).subscribe("billing", "order", nothing, {.retry = retry});
+  CHECK(recorded() == "60000 0.0");
+  Worker other(db);
+  CHECK_THROWS_WITH_AS(other.subscribe("billing", "order", nothing),
+                       doctest::Contains("initial_backoff_ms 60000 (asked 1000)"), InvalidArgument);
 }

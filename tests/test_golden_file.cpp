@@ -126,9 +126,14 @@ TEST_CASE("the golden file of schema version 4 opens, migrates and delivers") {
   CHECK(all_dead[1].note == "refunded by hand");
 
   // The pending events: order 3's last retry (its retry is long due) and the mailer's two.
+  // Version 4 recorded no backoff: the workers' subscriptions below record theirs.
+  CHECK(count(db, "SELECT count(*) FROM sluice_consumers WHERE initial_backoff_ms IS NULL") == 4);
   std::vector<Delivery> deliveries;
   sluice::Worker worker(copy.path());
   subscribe_all(worker, deliveries);
+  CHECK(count(db,
+              "SELECT count(*) FROM sluice_consumers WHERE name = 'billing' AND "
+              "initial_backoff_ms = 60000 AND backoff_jitter = 0") == 1);
   sluice::DrainResult drained = worker.run_until_idle();
   CHECK(drained.delivered == 3);
   CHECK(drained.retried == 0);

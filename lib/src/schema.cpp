@@ -219,9 +219,21 @@ DROP TABLE sluice_audit;
 ALTER TABLE sluice_audit_rebuilt RENAME TO sluice_audit;
 )sql";
 
+// A consumer's whole retry policy (RetryPolicy's fields), so that every process and language that
+// delivers it retries alike: a consumer driven from SQL retried on the default backoff whatever
+// its C++ workers used, and sluice_subscribe could not set it. NULL in a consumer recorded before
+// version 8: the first subscription after the migration that gives a policy records it.
+static const char* const kVersion8 = R"sql(
+ALTER TABLE sluice_consumers ADD COLUMN initial_backoff_ms INTEGER;
+ALTER TABLE sluice_consumers ADD COLUMN max_backoff_ms INTEGER;
+ALTER TABLE sluice_consumers ADD COLUMN backoff_multiplier REAL;
+ALTER TABLE sluice_consumers ADD COLUMN backoff_jitter REAL;
+ALTER TABLE sluice_consumers ADD COLUMN backoff_seed INTEGER;  -- the uint64 seed's bits
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3,
-                                               kVersion4, kVersion5, kVersion6, kVersion7};
+  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4,
+                                               kVersion5, kVersion6, kVersion7, kVersion8};
   return all;
 }
 

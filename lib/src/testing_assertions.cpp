@@ -100,7 +100,7 @@ std::vector<Event> matching(const std::vector<Event>& events, const ParsedMatche
   return found;
 }
 
-[[noreturn]] void fail(const std::source_location& where, const std::string& message) {
+[[noreturn]] void fail(const SourceLocation& where, const std::string& message) {
   throw AssertionFailed(std::string(where.file_name()) + ":" + std::to_string(where.line()) +
                         ": sluice::testing: " + message);
 }
@@ -138,7 +138,7 @@ std::vector<Event> find_enqueued(SQLite::Database& db, const EventMatcher& match
 }
 
 std::vector<Event> require_enqueued(SQLite::Database& db, const EventMatcher& matcher,
-                                    std::source_location where) {
+                                    SourceLocation where) {
   const ParsedMatcher parsed(matcher);
   const std::vector<Event> all = events_after(db, matcher.after_seq);
   std::vector<Event> found = matching(all, parsed);
@@ -148,8 +148,7 @@ std::vector<Event> require_enqueued(SQLite::Database& db, const EventMatcher& ma
   return found;
 }
 
-void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher,
-                          std::source_location where) {
+void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher, SourceLocation where) {
   const std::vector<Event> found = find_enqueued(db, matcher);
   if (!found.empty()) {
     fail(where, "expected no " + describe(matcher).substr(std::string("an ").size()) + "; found " +
@@ -158,8 +157,7 @@ void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher,
 }
 
 std::vector<Event> require_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
-                                       const std::function<void()>& call,
-                                       std::source_location where) {
+                                       const std::function<void()>& call, SourceLocation where) {
   EventMatcher since_call = matcher;
   since_call.after_seq = newest_event_seq(db);
   call();
@@ -167,7 +165,7 @@ std::vector<Event> require_enqueued_by(SQLite::Database& db, const EventMatcher&
 }
 
 void require_not_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
-                             const std::function<void()>& call, std::source_location where) {
+                             const std::function<void()>& call, SourceLocation where) {
   EventMatcher since_call = matcher;
   since_call.after_seq = newest_event_seq(db);
   call();
@@ -179,7 +177,7 @@ std::vector<DeadLetter> dead_letters_of(SQLite::Database& db, const std::string&
 }
 
 DeadLetter require_dead_lettered(SQLite::Database& db, const std::string& consumer,
-                                 const std::string& event_id, std::source_location where) {
+                                 const std::string& event_id, SourceLocation where) {
   const std::vector<DeadLetter> dead = dead_letters_of(db, consumer);
   for (const DeadLetter& letter : dead) {
     if (letter.event_id == event_id) return letter;
@@ -195,7 +193,7 @@ DeadLetter require_dead_lettered(SQLite::Database& db, const std::string& consum
 }
 
 DeliveryStatus require_delivered(SQLite::Database& db, const std::string& consumer,
-                                 const std::string& event_id, std::source_location where) {
+                                 const std::string& event_id, SourceLocation where) {
   auto [status, said] = actual_state(db, consumer, event_id);
   if (!status || status->state != "delivered") {
     fail(where, "expected event " + event_id + " delivered to " + consumer + "; " + said);
@@ -205,7 +203,7 @@ DeliveryStatus require_delivered(SQLite::Database& db, const std::string& consum
 
 DeliveryStatus require_retrying(SQLite::Database& db, const std::string& consumer,
                                 const std::string& event_id, std::optional<TimePoint> next_at,
-                                std::source_location where) {
+                                SourceLocation where) {
   auto [status, said] = actual_state(db, consumer, event_id);
   const std::string expected = "expected event " + event_id + " retrying for " + consumer;
   if (!status || status->state != "retrying") fail(where, expected + "; " + said);

@@ -109,6 +109,14 @@ Harness Harness::from_incident(const std::string& path, Options options) {
   return Harness(std::make_unique<Impl>(std::move(db), std::move(clock), std::move(options)));
 }
 
+Harness Harness::open(const std::string& path, Options options) {
+  options.validate();
+  auto clock = std::make_shared<ManualClock>();
+  options.clock = clock;
+  SQLite::Database db = open_database(path, options);
+  return Harness(std::make_unique<Impl>(std::move(db), std::move(clock), std::move(options)));
+}
+
 Harness::Harness(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Harness::Harness(Harness&&) noexcept = default;
 Harness& Harness::operator=(Harness&&) noexcept = default;

@@ -86,10 +86,12 @@ SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql) {
   config.retry.jitter = 0.2;
   config.retry.seed = seed;
   if (config.seams) {
-    // What the C API and SQL instances can be given: the defaults but max_attempts.
-    const int max_attempts = config.retry.max_attempts;
-    config.retry = RetryPolicy{};
-    config.retry.max_attempts = max_attempts;
+    // What the C API instances can be given: the defaults but max_attempts and the backoff's
+    // bounds (SQL instances can be given every field).
+    const RetryPolicy defaults;
+    config.retry.multiplier = defaults.multiplier;
+    config.retry.jitter = defaults.jitter;
+    config.retry.seed = defaults.seed;
   }
   return config;
 }

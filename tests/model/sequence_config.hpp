@@ -53,8 +53,8 @@ struct SequenceConfig {
   RetryPolicy retry;
   // A sequence across the seams: C API and SQL instances beside C++ ones. Those read the system
   // clock, so the whole sequence runs on real time (clock steps do nothing) with the retry policy
-  // they can be given (RetryPolicy's defaults but max_attempts), and a consumer an SQL instance
-  // drives never snoozes (SQL cannot).
+  // they can be given (RetryPolicy's defaults but max_attempts and the backoff's bounds, all a C
+  // API instance can set), and a consumer an SQL instance drives never snoozes (SQL cannot).
   bool seams = false;
   // Whether a worker instance that is not made to subscribe a consumer added again keeps the
   // handlers of its removed self (they must deliver nothing more), or subscribes it anew too.

@@ -46,15 +46,20 @@ SqlInstance::SqlInstance(const std::string& path, const SequenceConfig& config,
       sink_(sink),
       extension_(std::move(extension)) {
   open();
-  // sluice_subscribe records only what SQL can ask (start_from, max_attempts): the C++ instances
-  // subscribed the consumer before, with the same options.
+  // The C++ instances subscribed the consumer before, with the same retry policy: sluice_subscribe
+  // asks it again, every field (a different one is refused), and the SQL consumer retries by it.
+  const RetryPolicy& retry = config_.retry;
   for (const auto& [consumer, topics] : instance_.handles) {
     for (const std::string& topic : topics) {
       one(db_, "SELECT sluice_subscribe(?, ?, ?)",
           {consumer, topic,
-           "{\"max_attempts\": " + std::to_string(config_.retry.max_attempts) +
-               ", \"start_from\": \"" + (config_.consumer(consumer).oldest ? "oldest" : "now") +
-               "\"}"});
+           "{\"max_attempts\": " + std::to_string(retry.max_attempts) +
+               ", \"initial_backoff_ms\": " + std::to_string(retry.initial_backoff.count()) +
+               ", \"max_backoff_ms\": " + std::to_string(retry.max_backoff.count()) +
+               ", \"multiplier\": " + std::to_string(retry.multiplier) +
+               ", \"jitter\": " + std::to_string(retry.jitter) +
+               ", \"seed\": " + std::to_string(retry.seed) + ", \"start_from\": \"" +
+               (config_.consumer(consumer).oldest ? "oldest" : "now") + "\"}"});
     }
   }
 }

@@ -13,10 +13,10 @@
  * - Strings passed in are NUL-terminated UTF-8, copied before the call returns.
  * - Times are milliseconds since the Unix epoch; durations are milliseconds.
  * - No C++ exception leaves a function of this API; out of memory is SLUICE_NOMEM.
- * - Handles (sluice_db, sluice_worker) are opaque. A sluice_db, like a sqlite3 connection, is
- *   used by one thread at a time: a call on it while another thread is inside one on the same
- *   handle returns SLUICE_INVALID and does nothing. sluice_worker's functions may be called from
- *   any thread; what would drive its connection from two threads at once (run_until_idle beside
+ * - Handles (sluice_db, sluice_worker, sluice_harness) are opaque. A sluice_db, like a sqlite3
+ * connection, is used by one thread at a time: a call on it while another thread is inside one on
+ * the same handle returns SLUICE_INVALID and does nothing. sluice_worker's functions may be called
+ * from any thread; what would drive its connection from two threads at once (run_until_idle beside
  *   start or another run_until_idle, subscribe during either) returns SLUICE_INVALID. Closing a
  *   handle while another thread is inside a call on it is undefined.
  * - Enqueueing works on any sqlite3* connection of the app (from the same libsqlite3 as
@@ -86,8 +86,9 @@ typedef struct sluice_db sluice_db;
    FULL, and the sluice schema created or migrated in a transaction of its own (not with
    SLUICE_OPEN_READONLY). `mode` is one of SLUICE_OPEN_*. On success *db is a new handle, closed
    with sluice_close(). (":memory:" serves enqueues and reads on this handle only: a worker opens
-   a connection of its own, so it needs a file.) Errors: SLUICE_INVALID (NULL argument, unknown
-   mode), SLUICE_NOTFOUND, SLUICE_NOTADB, SLUICE_CORRUPT, SLUICE_SCHEMA, SLUICE_DATABASE. */
+   a connection of its own, so it needs a file; a test harness, sluice_harness_open, delivers on
+   ":memory:".) Errors: SLUICE_INVALID (NULL argument, unknown mode), SLUICE_NOTFOUND,
+   SLUICE_NOTADB, SLUICE_CORRUPT, SLUICE_SCHEMA, SLUICE_DATABASE. */
 int sluice_open(const char* path, int mode, sluice_db** db, char** errmsg);
 
 /* Closes `db` (NULL is ignored), finishing its statements. The handle is invalid afterwards. */
@@ -231,14 +232,15 @@ typedef struct sluice_consumer_options {
 sluice_consumer_options sluice_consumer_defaults(void);
 
 /* Opens a worker with its own connection to `path` (created and migrated if needed; not
-   ":memory:"). On success *worker is a new handle, closed with sluice_worker_close().
-   Errors: SLUICE_INVALID (NULL, ":memory:" or ""), and those of sluice_open. */
+   ":memory:": a test delivers on one with sluice_harness_open). On success *worker is a new
+   handle, closed with sluice_worker_close(). Errors: SLUICE_INVALID (NULL, ":memory:" or ""),
+   and those of sluice_open. */
 int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg);
 
 /* Registers `handler` (called with `user_data`) for `topic` under consumer `consumer`, recording
    both in the file so that other processes see them. `options` NULL means the defaults; they
    must be the same on every call for one consumer, and agree with what the file records for it
-   (mode, ordered, max attempts, retry span), whoever subscribed it. Not while the worker is
+   (mode, ordered, the retry policy), whoever subscribed it. Not while the worker is
    started or delivering in run_until_idle.
    Errors: SLUICE_INVALID (NULL or empty name or topic, NULL handler, options out of range or
    unlike an earlier call's or the file's, naming each difference, a second handler for the same
@@ -276,6 +278,91 @@ int sluice_worker_stop(sluice_worker* worker, char** errmsg);
 
 /* Stops the worker as sluice_worker_stop does and frees it (NULL is ignored). */
 void sluice_worker_close(sluice_worker* worker);
+
+/* ---- Testing handlers ---------------------------------------------------------------------- */
+
+/* A test harness, as the C++ sluice::testing::Harness: a database with a manual clock and a worker
+   on the same connection that delivers only when asked, in the calling thread. Subscribe the
+   app's handlers, enqueue, then drain or advance the clock: every event that falls due,
+   including those the handlers enqueue, is delivered before the call returns. Used by one thread
+   at a time, as a sluice_db: a call while another thread is inside one on it (or on its
+   sluice_harness_db) returns SLUICE_INVALID, and so does one from inside a handler (a handler
+   enqueues with sluice_enqueue on its `conn`). */
+typedef struct sluice_harness sluice_harness;
+
+/* Opens a harness on `path`: ":memory:" (a database of the harness's alone, gone at close) or a
+   file, created or migrated if needed, that the test may look at afterwards (`sluice events`).
+   Its clock starts at ManualClock's default time, 2025-12-18T00:00:00Z (1766016000000 ms); set
+   it with sluice_harness_set_time. On success *harness is a new handle, closed with
+   sluice_harness_close(). Errors: SLUICE_INVALID (NULL), and those of sluice_open. */
+int sluice_harness_open(const char* path, sluice_harness** harness, char** errmsg);
+
+/* Closes `harness` (NULL is ignored) and its database. The handle is invalid afterwards. */
+void sluice_harness_close(sluice_harness* harness);
+
+/* The harness's database as a sluice_db, for the app's own tables (sluice_db_handle), for
+   sluice_stats, sluice_dead_letters_list/_replay/_discard, sluice_delivery_state... on it. It
+   belongs to the harness: do not sluice_close it. NULL for a NULL `harness`. */
+sluice_db* sluice_harness_db(sluice_harness* harness);
+
+/* The harness clock's time, ms since the epoch; 0 for a NULL `harness`. */
+int64_t sluice_harness_now(sluice_harness* harness);
+
+/* Sets the harness clock to `now_ms`, delivering nothing (sluice_harness_drain delivers what it
+   made due). Setting it back is allowed, as a wall clock may be set back. Errors:
+   SLUICE_INVALID (NULL, a time before the epoch). */
+int sluice_harness_set_time(sluice_harness* harness, int64_t now_ms, char** errmsg);
+
+/* As sluice_worker_subscribe, on the harness's worker. Subscribe before enqueueing: a consumer
+   starts from the events enqueued after it unless options->start_from_oldest. */
+int sluice_harness_subscribe(sluice_harness* harness, const char* consumer, const char* topic,
+                             sluice_handler handler, void* user_data,
+                             const sluice_consumer_options* options, char** errmsg);
+
+/* Enqueues `event` as sluice_enqueue does and commits it at once; fills *result if not NULL
+   (free result->id). Errors: those of sluice_enqueue but SLUICE_TRANSACTION. */
+int sluice_harness_enqueue(sluice_harness* harness, const sluice_new_event* event,
+                           sluice_enqueued* result, char** errmsg);
+
+/* Delivers until nothing is due at the clock's time, events enqueued by handlers included, and
+   fills *result if not NULL. A handler that enqueues an event for itself on every call never
+   lets it return. Errors: SLUICE_INVALID (NULL harness), SLUICE_DATABASE. */
+int sluice_harness_drain(sluice_harness* harness, sluice_drain_result* result, char** errmsg);
+
+/* Moves the clock forward by `by_ms`, stopping at each time something falls due on the way (a
+   retry, a snooze, a not-before time) to drain there, so that a retry sequence plays out as it
+   would in real time; fills *result with what all the drains did. Errors: SLUICE_INVALID (NULL
+   harness, a negative `by_ms`), SLUICE_DATABASE. */
+int sluice_harness_advance(sluice_harness* harness, int64_t by_ms, sluice_drain_result* result,
+                           char** errmsg);
+
+/* One consumer's view of one event. */
+#define SLUICE_STATE_PENDING 0   /* waiting for its first attempt (or its not-before time) */
+#define SLUICE_STATE_CLAIMED 1   /* taken by a worker right now */
+#define SLUICE_STATE_RETRYING 2  /* failed, waiting for its next attempt */
+#define SLUICE_STATE_DELIVERED 3 /* handled: its handler returned SLUICE_DONE */
+#define SLUICE_STATE_DEAD 4      /* dead-lettered */
+#define SLUICE_STATE_DISCARDED 5 /* dead-lettered, then discarded by an operator */
+
+typedef struct sluice_delivery {
+  /* SLUICE_STATE_*. */
+  int state;
+  /* Attempts made so far; 1 once delivered (the failed ones are its history, `sluice inspect`). */
+  int attempts;
+  /* When it is next attempted (pending, retrying); 0 otherwise. */
+  int64_t next_attempt_at_ms;
+  /* When it was delivered; 0 otherwise. */
+  int64_t delivered_at_ms;
+  /* The last failed attempt's error; NULL when none. Free with sluice_free(). */
+  char* last_error;
+} sluice_delivery;
+
+/* The state of event `event_id` for `consumer`, read from the file: fills *state (free
+   state->last_error). Reads only. Errors: SLUICE_INVALID (NULL argument), SLUICE_NOTFOUND (an
+   unknown event or consumer, or an event that is not the consumer's: another topic, or enqueued
+   before it subscribed), SLUICE_DATABASE. */
+int sluice_delivery_state(sluice_db* db, const char* consumer, const char* event_id,
+                          sluice_delivery* state, char** errmsg);
 
 /* ---- Stats and metrics --------------------------------------------------------------------- */
 

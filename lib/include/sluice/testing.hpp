@@ -16,7 +16,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -35,6 +34,22 @@ namespace sluice::testing {
 class AssertionFailed : public Error {
  public:
   using Error::Error;
+};
+
+// A place in the source: the caller's, when an assertion takes it as a defaulted last argument.
+// Like std::source_location, which it stands in for because libstdc++ 12's needs a builtin that
+// clang 14 (Debian 12's) lacks, so a header using it does not compile there; these builtins both
+// compilers have, and both evaluate them at the outermost call when they default an argument.
+struct SourceLocation {
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          unsigned line = __builtin_LINE()) noexcept {
+    return SourceLocation{file, line};
+  }
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr unsigned line() const noexcept { return line_; }
+
+  const char* file_;
+  unsigned line_;
 };
 
 // Which events an assertion looks for. Fields left unset match anything.
@@ -58,22 +73,22 @@ std::vector<Event> find_enqueued(SQLite::Database& db, const EventMatcher& match
 // The events matching `matcher`, oldest first; throws AssertionFailed, listing the events of
 // the range that were there, when there is none.
 std::vector<Event> require_enqueued(SQLite::Database& db, const EventMatcher& matcher,
-                                    std::source_location where = std::source_location::current());
+                                    SourceLocation where = SourceLocation::current());
 
 // Throws AssertionFailed, naming the matching events, when any event matches `matcher`.
 void require_not_enqueued(SQLite::Database& db, const EventMatcher& matcher,
-                          std::source_location where = std::source_location::current());
+                          SourceLocation where = SourceLocation::current());
 
 // Runs `call`, then require_enqueued() for the events it enqueued (matcher.after_seq is
 // replaced by the mark taken before the call).
-std::vector<Event> require_enqueued_by(
-    SQLite::Database& db, const EventMatcher& matcher, const std::function<void()>& call,
-    std::source_location where = std::source_location::current());
+std::vector<Event> require_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
+                                       const std::function<void()>& call,
+                                       SourceLocation where = SourceLocation::current());
 
 // Runs `call`, then require_not_enqueued() for the events it enqueued.
 void require_not_enqueued_by(SQLite::Database& db, const EventMatcher& matcher,
                              const std::function<void()>& call,
-                             std::source_location where = std::source_location::current());
+                             SourceLocation where = SourceLocation::current());
 
 // The consumer's dead letters (discarded ones excluded), oldest failure first. Throws NotFound
 // for an unknown consumer.
@@ -84,20 +99,20 @@ std::vector<DeadLetter> dead_letters_of(SQLite::Database& db, const std::string&
 // that event.
 DeadLetter require_dead_lettered(SQLite::Database& db, const std::string& consumer,
                                  const std::string& event_id,
-                                 std::source_location where = std::source_location::current());
+                                 SourceLocation where = SourceLocation::current());
 
 // The event's state for the consumer when it was delivered to it; throws AssertionFailed saying
 // its actual state (pending, retrying with its attempts and last error, dead, ...) otherwise.
 DeliveryStatus require_delivered(SQLite::Database& db, const std::string& consumer,
                                  const std::string& event_id,
-                                 std::source_location where = std::source_location::current());
+                                 SourceLocation where = SourceLocation::current());
 
 // The event's state for the consumer when it failed and waits for a retry, with its next attempt
 // at `next_at` if given; throws AssertionFailed saying its actual state otherwise.
 DeliveryStatus require_retrying(SQLite::Database& db, const std::string& consumer,
                                 const std::string& event_id,
                                 std::optional<TimePoint> next_at = std::nullopt,
-                                std::source_location where = std::source_location::current());
+                                SourceLocation where = SourceLocation::current());
 
 // Not thread-safe: one test thread owns it; enqueue(), drain(), advance() and run() from a second
 // thread while one of them runs throw InvalidArgument. A :memory: database with the sluice schema,
@@ -116,6 +131,10 @@ class Harness {
   // a missing file, InvalidArgument for a database without sluice tables, NotADatabaseError or
   // SchemaVersionError.
   static Harness from_incident(const std::string& path, Options options = {});
+  // As Harness(options), on the file `path` (created, or its schema migrated, if needed) instead
+  // of a :memory: database, so that the test can look at it afterwards (`sluice events --db`);
+  // ":memory:" or "" is Harness(options). Throws as open_database does.
+  static Harness open(const std::string& path, Options options = {});
   Harness(Harness&&) noexcept;
   Harness& operator=(Harness&&) noexcept;
   ~Harness();

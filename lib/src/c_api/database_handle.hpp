@@ -4,18 +4,25 @@
 #include <SQLiteCpp/Database.h>
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "sluice/error.hpp"
 #include "sluice/sluice.h"
 
-// A connection opened by sluice_open; used by one thread at a time, like the connection. A call
-// made while another thread is inside one on the same handle is refused (SLUICE_INVALID) rather
-// than let two threads drive one connection.
+// A connection opened by sluice_open, or a sluice_harness's (which owns it); used by one thread
+// at a time, like the connection. A call made while another thread is inside one on the same
+// handle is refused (SLUICE_INVALID) rather than let two threads drive one connection.
 struct sluice_db {
-  explicit sluice_db(SQLite::Database opened) : db(std::move(opened)) {}
-  SQLite::Database db;
+  explicit sluice_db(SQLite::Database&& opened) : owned(std::move(opened)), db(*owned) {}
+  // A handle on a connection `owner` keeps, which must outlive it.
+  explicit sluice_db(SQLite::Database& owner) : db(owner) {}
+  sluice_db(const sluice_db&) = delete;
+  sluice_db& operator=(const sluice_db&) = delete;
+
+  std::optional<SQLite::Database> owned;
+  SQLite::Database& db;
   std::atomic<bool> in_use{false};
 };
 
@@ -30,8 +37,9 @@ class DatabaseUse {
     if (db_->in_use.exchange(true)) {
       db_ = nullptr;
       throw InvalidArgument(std::string(function) +
-                            ": the sluice_db is in use by another thread; a handle (like its "
-                            "sqlite3 connection) takes one thread at a time");
+                            ": the sluice_db is in use by another call (another thread's, or a "
+                            "harness's drain from its handler); a handle (like its sqlite3 "
+                            "connection) takes one thread at a time");
     }
   }
   ~DatabaseUse() {
