@@ -92,6 +92,7 @@ void add_relay_command(CLI::App& app) {
   struct Arguments {
     std::string file;
     RelayOptions relay;
+    bool no_stream_update = false;
     std::string metrics_listen;
   };
   auto arguments = std::make_shared<Arguments>();
@@ -102,9 +103,13 @@ void add_relay_command(CLI::App& app) {
       "per stream (its ID is the message ID); a relay killed mid-batch publishes again what the\n"
       "stream's duplicate window drops. --metrics-listen serves the file's metrics (see\n"
       "sluice metrics --help) and sluice_relay_published_total, sluice_relay_duplicates_total,\n"
-      "sluice_relay_broker_errors_total, sluice_relay_rejected_total.\nExample:\n"
+      "sluice_relay_broker_errors_total, sluice_relay_rejected_total, sluice_relay_batches_total.\n"
+      "A stream that does not exist is created (subjects PREFIX.> or the topics). One that exists\n"
+      "keeps its settings (limits, duplicate window, other relays' subjects): the relay adds its\n"
+      "own subjects to it, or with --no-stream-update only checks that it takes them.\n"
+      "Example:\n"
       "  sluice --db app.db relay --nats nats://127.0.0.1:4222 --stream ORDERS "
-      "--topic order.placed");
+      "--subject-prefix box-7 --topic order.placed --topic order.paid");
   command->add_option("file", arguments->file,
                       "The sluice file, instead of --db (default: --db / SLUICE_DB)");
   command->add_option("--nats", arguments->relay.nats_url, "NATS URL(s), comma-separated")
@@ -118,10 +123,14 @@ void add_relay_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--replicas", arguments->relay.replicas, "Stream replicas")
       ->capture_default_str();
+  command->add_flag("--no-stream-update", arguments->no_stream_update,
+                    "Leave an existing stream exactly as it is: check that it takes the relay's "
+                    "subjects, and relay nothing until it does");
   command->add_option("--metrics-listen", arguments->metrics_listen,
                       "Serve Prometheus metrics on HOST:PORT");
   command->callback([arguments, &app] {
     arguments->file = file_or_db(app, arguments->file);
+    arguments->relay.update_stream = !arguments->no_stream_update;
     const sigset_t signals = block_stop_signals();
     Options options = logging_options();
     // Each batch publishes in rounds that wait for their acknowledgements, so a bigger claim

@@ -21,11 +21,12 @@ struct BatchConsumer {
     spec.id =
         record_subscription(f.db, spec.name, "t", RecordedOptions::of(spec.options, spec.retry),
                             spec.options.start_from, f.clock->now());
-    spec.batch_handlers["t"] = [this](const std::vector<Event>& events) {
-      batches.push_back(events.size());
-      for (const Event& e : events) handed.push_back(std::stoi(e.payload));
-      return std::vector<Outcome>(events.size());
-    };
+    spec.batch_handlers["t"] =
+        std::make_shared<const BatchHandler>([this](const std::vector<Event>& events) {
+          batches.push_back(events.size());
+          for (const Event& e : events) handed.push_back(std::stoi(e.payload));
+          return std::vector<Outcome>(events.size());
+        });
   }
   ConsumerSpec spec;
   std::vector<std::size_t> batches;

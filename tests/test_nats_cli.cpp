@@ -134,3 +134,57 @@ TEST_CASE("the relay's and the ingester's /metrics pass promtool; a taken port i
   CHECK(relay.wait(seconds(30)) == 0);
   CHECK(ingest.wait(seconds(30)) == 0);
 }
+
+TEST_CASE("relay --no-stream-update leaves an operator's stream alone; without it adds a subject") {
+  NatsServerProcess server;
+  TempDir dir;
+  const int port = sluice::testing::free_loopback_ports(1)[0];
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  REQUIRE(sluice::test::run_process({cli(), "--db", dir.file("a.db"), "init"}).exit_code == 0);
+  {
+    SQLite::Database db = open_database(dir.file("a.db"));
+    Outbox(db).enqueue_now({.topic = "order.placed"});
+  }
+  nats::JetStreamClient client({.url = server.url()});
+  client.ensure_stream({.name = "ORDERS", .subjects = {"ops.>"}});
+  const auto subjects = [&] {
+    jsStreamInfo* info = nullptr;
+    REQUIRE(js_GetStreamInfo(&info, client.jetstream(), "ORDERS", nullptr, nullptr) == NATS_OK);
+    std::vector<std::string> found(info->Config->Subjects,
+                                   info->Config->Subjects + info->Config->SubjectsLen);
+    jsStreamInfo_Destroy(info);
+    return found;
+  };
+
+  ChildProcess verifying(with(relay_args(server, dir.file("a.db")),
+                              {"--no-stream-update", "--metrics-listen", listen}));
+  // A batch handled means the stream was checked and found lacking; it is tried again, so the
+  // count only has to be past 0.
+  std::string metrics;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+  do {
+    metrics = scrape_until(port, "sluice_relay_batches_total{");
+    if (metrics.find("sluice_relay_batches_total{") != std::string::npos &&
+        metrics.find("sluice_relay_batches_total{consumer=\"nats-relay\"} 0\n") ==
+            std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (std::chrono::steady_clock::now() < deadline);
+  CHECK(metrics.find("sluice_relay_batches_total{consumer=\"nats-relay\"} 0\n") ==
+        std::string::npos);
+  CHECK(metrics.find("sluice_relay_published_total{consumer=\"nats-relay\"} 0\n") !=
+        std::string::npos);
+  verifying.signal(SIGTERM);
+  CHECK(verifying.wait(seconds(30)) == 0);
+  CHECK(verifying.err().find("does not take subject 'orders.>'") != std::string::npos);
+  CHECK(subjects() == std::vector<std::string>{"ops.>"});
+
+  ChildProcess adding(with(relay_args(server, dir.file("a.db")), {"--metrics-listen", listen}));
+  const std::string relayed =
+      scrape_until(port, "sluice_relay_published_total{consumer=\"nats-relay\"} 1\n");
+  CHECK(relayed.find("sluice_relay_published_total{consumer=\"nats-relay\"} 1\n") !=
+        std::string::npos);
+  adding.signal(SIGTERM);
+  CHECK(adding.wait(seconds(30)) == 0);
+  CHECK(subjects() == std::vector<std::string>{"ops.>", "orders.>"});
+}

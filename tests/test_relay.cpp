@@ -217,6 +217,212 @@ TEST_CASE("while the broker is down events wait without spending attempts, then 
   CHECK(list_dead_letters(db, {}).empty());
 }
 
+TEST_CASE("events alternating between the relay's topics go out in one batch, in key order") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox outbox(db);
+  {
+    SQLite::Transaction tx(db);
+    for (int i = 0; i < 200; ++i)
+      outbox.enqueue({.topic = i % 2 == 0 ? "order.placed" : "order.paid",
+                      .key = "order-" + std::to_string(i / 2)});
+    tx.commit();
+  }
+  Relay relay(dir.file("a.db"), relay_options(server));
+  relay.run_until_idle();
+  CHECK(relay.counters().published == 200);
+  // Half the default claim of 512 holds them all: one batch and one commit, where a batch ending
+  // at every change of topic made it 200.
+  CHECK(relay.counters().batches == 1);
+  CHECK(relay_stats(db).delivered_total == 200);
+
+  nats::JetStreamClient client({.url = server.url()});
+  nats::PullConsumer reader(client, {.stream = "EVENTS", .durable = "check"});
+  auto messages = read_stream(client, reader, 200);
+  REQUIRE(messages.size() == 200);
+  std::map<std::string, std::string> last_subject;
+  int out_of_order = 0;
+  for (const auto& message : messages) {
+    std::string& last = last_subject[header(message, "Sluice-Key")];
+    const std::string subject = natsMsg_GetSubject(message.get());
+    if (subject != (last.empty() ? "sluice.order.placed" : "sluice.order.paid")) ++out_of_order;
+    last = subject;
+  }
+  CHECK(last_subject.size() == 100);
+  CHECK(out_of_order == 0);
+}
+
+TEST_CASE("a backlog failing batch after batch waits one retry period, doubled once per retry") {
+  TempDir dir;
+  auto clock = std::make_shared<ManualClock>();
+  // Half of a claim of two: each event is a batch of its own, failing one after the other.
+  Options options{.batch_size = 2, .clock = clock};
+  SQLite::Database db = open_database(dir.file("a.db"), options);
+  Outbox outbox(db, options);
+  for (int i = 0; i < 12; ++i) outbox.enqueue_now({.topic = "order.placed"});
+  RelayOptions relay_options;
+  relay_options.nats_url =
+      "nats://127.0.0.1:" + std::to_string(sluice::testing::free_loopback_ports(1)[0]);
+  relay_options.stream = "EVENTS";
+  relay_options.topics = {"order.placed"};
+  Relay relay(dir.file("a.db"), relay_options, options);
+  const auto waits = [&] {
+    std::vector<Duration> found;
+    for (const Event& event : list_events(db, {}))
+      for (const auto& status : delivery_statuses(db, event))
+        if (status.consumer == "nats-relay" && status.next_attempt_at)
+          found.push_back(*status.next_attempt_at - clock->now());
+    return found;
+  };
+
+  relay.run_until_idle();
+  CHECK(relay.counters().batches == 12);
+  std::vector<Duration> first = waits();
+  REQUIRE(first.size() == 12);
+  // Doubling per batch made these 200 ms, 400 ms, ... 30 s.
+  for (Duration wait : first) CHECK(wait == std::chrono::milliseconds(200));
+
+  clock->advance(std::chrono::milliseconds(200));
+  relay.run_until_idle();
+  std::vector<Duration> second = waits();
+  REQUIRE(second.size() == 12);
+  for (Duration wait : second) CHECK(wait == std::chrono::milliseconds(400));
+  CHECK(relay_stats(db).dead == 0);
+}
+
+TEST_CASE("events snoozed while the broker is down go out as soon as it is back") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox outbox(db);
+  RelayOptions options = relay_options(server);
+  // Only the broker's return can end the wait within the test's deadline.
+  options.min_backoff = std::chrono::minutes(5);
+  options.max_backoff = std::chrono::minutes(5);
+  Relay relay(dir.file("a.db"), options);
+  server.stop();
+  for (int i = 0; i < 10; ++i)
+    outbox.enqueue_now({.topic = i % 2 == 0 ? "order.placed" : "order.paid", .key = "k"});
+  relay.run_until_idle();
+  CHECK(relay_stats(db).delivered_total == 0);
+  CHECK(relay_stats(db).pending == 10);
+
+  relay.start();
+  server.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (relay_stats(db).delivered_total < 10 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  relay.stop();
+  CHECK(relay_stats(db).delivered_total == 10);
+  CHECK(relay_stats(db).dead == 0);
+}
+
+TEST_CASE("relays with other subject prefixes share one stream: each adds its subjects") {
+  NatsServerProcess server;
+  TempDir dir;
+  SQLite::Database east_db = open_database(dir.file("east.db"));
+  SQLite::Database west_db = open_database(dir.file("west.db"));
+  RelayOptions east_options = relay_options(server);
+  east_options.subject_prefix = "east";
+  RelayOptions west_options = relay_options(server);
+  west_options.subject_prefix = "west";
+  Relay east(dir.file("east.db"), east_options);
+  Relay west(dir.file("west.db"), west_options);
+  Outbox(east_db).enqueue_now({.topic = "order.placed"});
+  Outbox(west_db).enqueue_now({.topic = "order.placed"});
+  east.run_until_idle();
+  west.run_until_idle();
+  // The second relay's start took the stream's subjects: the first box's events were
+  // dead-lettered, "no JetStream stream takes subject".
+  CHECK(list_dead_letters(east_db, {}).empty());
+  CHECK(list_dead_letters(west_db, {}).empty());
+  CHECK(east.counters().published == 1);
+  CHECK(west.counters().published == 1);
+}
+
+namespace {
+
+// The stream's configuration as JetStream holds it, through libnats.
+struct StreamConfigView {
+  std::vector<std::string> subjects;
+  int64_t max_age = 0;
+  int64_t max_bytes = 0;
+  int64_t duplicates = 0;
+};
+
+StreamConfigView stream_config(nats::JetStreamClient& client, const char* name) {
+  jsStreamInfo* info = nullptr;
+  REQUIRE(js_GetStreamInfo(&info, client.jetstream(), name, nullptr, nullptr) == NATS_OK);
+  StreamConfigView view;
+  for (int i = 0; i < info->Config->SubjectsLen; ++i)
+    view.subjects.emplace_back(info->Config->Subjects[i]);
+  view.max_age = info->Config->MaxAge;
+  view.max_bytes = info->Config->MaxBytes;
+  view.duplicates = info->Config->Duplicates;
+  jsStreamInfo_Destroy(info);
+  return view;
+}
+
+// An operator's stream: subjects "ops.>", a day's max age, 64 MiB, a 30 s duplicate window.
+void create_operator_stream(nats::JetStreamClient& client) {
+  const char* subjects[] = {"ops.>"};
+  jsStreamConfig config;
+  jsStreamConfig_Init(&config);
+  config.Name = "EVENTS";
+  config.Subjects = subjects;
+  config.SubjectsLen = 1;
+  config.Storage = js_FileStorage;
+  config.MaxAge = int64_t{86400} * 1'000'000'000;
+  config.MaxBytes = int64_t{64} << 20;
+  config.Duplicates = int64_t{30} * 1'000'000'000;
+  REQUIRE(js_AddStream(nullptr, client.jetstream(), &config, nullptr, nullptr) == NATS_OK);
+}
+
+}  // namespace
+
+TEST_CASE("a relay starting on an operator's stream adds its subjects and keeps every limit") {
+  NatsServerProcess server;
+  TempDir dir;
+  nats::JetStreamClient client({.url = server.url()});
+  create_operator_stream(client);
+  SQLite::Database db = open_database(dir.file("a.db"));
+  Outbox(db).enqueue_now({.topic = "order.placed"});
+  for (int start = 0; start < 2; ++start) {  // a restart changes nothing more
+    Relay relay(dir.file("a.db"), relay_options(server));
+    relay.run_until_idle();
+  }
+  CHECK(relay_stats(db).delivered_total == 1);
+  const StreamConfigView config = stream_config(client, "EVENTS");
+  CHECK(config.subjects == std::vector<std::string>{"ops.>", "sluice.>"});
+  // A restart reset these to unlimited and the window to the relay's 2 minutes.
+  CHECK(config.max_age == int64_t{86400} * 1'000'000'000);
+  CHECK(config.max_bytes == int64_t{64} << 20);
+  CHECK(config.duplicates == int64_t{30} * 1'000'000'000);
+}
+
+TEST_CASE("with update_stream off a relay changes nothing and waits for the stream's subjects") {
+  NatsServerProcess server;
+  TempDir dir;
+  nats::JetStreamClient client({.url = server.url()});
+  create_operator_stream(client);
+  auto sink = std::make_shared<RecordingSink>();
+  Options options{.log = sink};
+  SQLite::Database db = open_database(dir.file("a.db"), options);
+  Outbox(db, options).enqueue_now({.topic = "order.placed"});
+  RelayOptions verify_only = relay_options(server);
+  verify_only.update_stream = false;
+  {
+    Relay relay(dir.file("a.db"), verify_only, options);
+    relay.run_until_idle();
+    CHECK(relay.counters().published == 0);
+  }
+  CHECK(stream_config(client, "EVENTS").subjects == std::vector<std::string>{"ops.>"});
+  CHECK(relay_stats(db).pending == 1);
+  CHECK(relay_stats(db).dead == 0);
+  CHECK(sink->field_contains("does not take subject 'sluice.>'"));
+}
+
 TEST_CASE("keyed events reach the stream in key order, with many acks outstanding") {
   NatsServerProcess server;
   TempDir dir;
@@ -271,7 +477,8 @@ TEST_CASE(
   CHECK(relay.counters().published == 3);
   const std::string text = relay.metrics_text();
   for (const char* name : {"sluice_relay_published_total", "sluice_relay_duplicates_total",
-                           "sluice_relay_broker_errors_total", "sluice_relay_rejected_total"}) {
+                           "sluice_relay_broker_errors_total", "sluice_relay_rejected_total",
+                           "sluice_relay_batches_total"}) {
     CHECK(text.find(std::string("# HELP ") + name + " ") != std::string::npos);
   }
   CHECK(text.find("sluice_relay_published_total{consumer=\"relay \\\"east\\\" \\\\ 2\"} 3\n") !=

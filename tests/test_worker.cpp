@@ -297,6 +297,67 @@ TEST_CASE("a batch handler gets many events at once and its outcomes are applied
                   InvalidArgument);
 }
 
+TEST_CASE("one batch handler for two topics gets alternating events in one batch, in file order") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::vector<std::vector<std::string>> batches;
+  worker.subscribe_batch_topics("relay", {"a", "b"},
+                                [&](const std::vector<Event>& events) {
+                                  auto& topics = batches.emplace_back();
+                                  for (const Event& e : events) topics.push_back(e.topic);
+                                  return std::vector<Outcome>(events.size());
+                                },
+                                {.mode = DeliveryMode::kOutsideTransaction});
+  for (int i = 0; i < 20; ++i) f.publish(i % 2 == 0 ? "a" : "b", "{}");
+  CHECK(worker.run_until_idle().delivered == 20);
+  REQUIRE(batches.size() == 1);
+  REQUIRE(batches[0].size() == 20);
+  for (std::size_t i = 0; i < 20; ++i) CHECK(batches[0][i] == (i % 2 == 0 ? "a" : "b"));
+}
+
+TEST_CASE("a batch handler per topic still gets only its own topic's events") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  std::vector<std::vector<std::string>> batches;
+  const BatchHandler handler = [&](const std::vector<Event>& events) {
+    auto& topics = batches.emplace_back();
+    for (const Event& e : events) topics.push_back(e.topic);
+    return std::vector<Outcome>(events.size());
+  };
+  worker.subscribe_batch("relay", "a", handler, {.mode = DeliveryMode::kOutsideTransaction});
+  worker.subscribe_batch("relay", "b", handler, {.mode = DeliveryMode::kOutsideTransaction});
+  for (int i = 0; i < 4; ++i) f.publish(i % 2 == 0 ? "a" : "b", "{}");
+  CHECK(worker.run_until_idle().delivered == 4);
+  CHECK(batches.size() == 4);
+  for (const auto& batch : batches) CHECK(batch.size() == 1);
+}
+
+TEST_CASE("a list of topics for one batch handler is refused whole, nothing recorded") {
+  Fixture f;
+  Worker worker(f.db, f.options);
+  const BatchHandler handler = [](const std::vector<Event>& e) {
+    return std::vector<Outcome>(e.size());
+  };
+  const ConsumerOptions outside{.mode = DeliveryMode::kOutsideTransaction};
+  worker.subscribe_batch("relay", "a", handler, outside);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{}, "the list of topics is empty"},
+      {{"b", "c", "b"}, "topic 'b' is listed twice"},
+      {{"b", "a"}, "already has a handler for topic 'a'"},
+      {{"b", ""}, "the topic is empty"},
+  };
+  for (const auto& [topics, reason] : refused) {
+    CAPTURE(reason);
+    try {
+      worker.subscribe_batch_topics("relay", topics, handler, outside);
+      FAIL("accepted");
+    } catch (const InvalidArgument& e) {
+      CHECK(std::string(e.what()).find(reason) != std::string::npos);
+    }
+  }
+  CHECK(count(f.db, "sluice_subscriptions") == 1);
+}
+
 TEST_CASE("an outside batch marks its delivered events seen; a mark already there counts once") {
   Fixture f;
   Worker worker(f.db, f.options);

@@ -990,14 +990,21 @@ Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, Claim& cl
   group.start = start;
   group.end = start + 1;
   const std::string& topic = claim.items[start].event.topic;
-  // A batch handler takes the following items of its topic, half a claim at most, so that one
-  // half can be handled while the other commits; a plain handler takes one item.
+  // A batch handler takes the following items of its topics, half a claim at most, so that one
+  // half can be handled while the other commits; a plain handler takes one item. A batch ending
+  // at every change of topic cost a handler taking two alternating topics a call and a commit
+  // per event.
   const auto batch_handler = spec.batch_handlers.find(topic);
   if (batch_handler != spec.batch_handlers.end()) {
-    group.batch_handler = &batch_handler->second;
+    group.batch_handler = batch_handler->second.get();
     const std::size_t most = std::max(1, options_.batch_size / 2);
+    const auto same_handler = [&](const std::string& next) {
+      if (next == topic) return true;
+      const auto found = spec.batch_handlers.find(next);
+      return found != spec.batch_handlers.end() && found->second == batch_handler->second;
+    };
     while (group.end < claim.items.size() && group.end - start < most &&
-           claim.items[group.end].event.topic == topic) {
+           same_handler(claim.items[group.end].event.topic)) {
       ++group.end;
     }
   } else if (const auto handler = spec.handlers.find(topic); handler != spec.handlers.end()) {

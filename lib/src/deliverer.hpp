@@ -33,7 +33,9 @@ struct ConsumerSpec {
   ConsumerOptions options;
   RetryPolicy retry;
   std::map<std::string, Handler> handlers;
-  std::map<std::string, BatchHandler> batch_handlers;
+  // By topic. One handler may take several topics (Worker::subscribe_batch_topics): its
+  // batches then span them.
+  std::map<std::string, std::shared_ptr<const BatchHandler>> batch_handlers;
   // The clock's reading at this worker's last step; an earlier reading means it was set back.
   TimePoint latest_now = TimePoint::min();
   // The topics with a handler here as a JSON array, or empty when this process handles every
@@ -237,7 +239,7 @@ class Deliverer {
   // writing statement unfinished (an INSERT ... RETURNING not stepped to its end).
   bool handler_may_have_written(int changes_before) const;
   // What one handler call of an outside consumer gets and returns: a batch handler's run of
-  // items of one topic, or one item for a plain handler. It holds the items' events, moved out of
+  // items of its topics, or one item for a plain handler. It holds the items' events, moved out of
   // the claim until return_events (copying each event cost a good part of a relay's time), so
   // that the call can run on another thread while the claim grows.
   struct OutsideGroup {

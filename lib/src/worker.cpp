@@ -490,7 +490,37 @@ void Worker::subscribe_batch(const std::string& consumer, const std::string& top
                           "' must run outside the transaction (DeliveryMode::kOutsideTransaction)");
   }
   std::lock_guard lock(impl_->lifecycle_mutex);
-  impl_->consumer_for(consumer, topic, options).spec.batch_handlers[topic] = std::move(handler);
+  impl_->consumer_for(consumer, topic, options).spec.batch_handlers[topic] =
+      std::make_shared<const BatchHandler>(std::move(handler));
+}
+
+void Worker::subscribe_batch_topics(const std::string& consumer,
+                                    const std::vector<std::string>& topics, BatchHandler handler,
+                                    ConsumerOptions options) {
+  if (!handler) throw InvalidArgument("sluice: subscribe: the handler is empty");
+  if (options.mode != DeliveryMode::kOutsideTransaction) {
+    throw InvalidArgument("sluice: subscribe_batch: consumer '" + consumer +
+                          "' must run outside the transaction (DeliveryMode::kOutsideTransaction)");
+  }
+  if (topics.empty()) throw InvalidArgument("sluice: subscribe_batch: the list of topics is empty");
+  for (std::size_t i = 0; i < topics.size(); ++i) {
+    if (std::find(topics.begin(), topics.begin() + i, topics[i]) != topics.begin() + i)
+      throw InvalidArgument("sluice: subscribe_batch: topic '" + topics[i] + "' is listed twice");
+  }
+  std::lock_guard lock(impl_->lifecycle_mutex);
+  // Every topic is checked before any subscription is recorded, so a refused call writes nothing.
+  const auto found = std::find_if(impl_->consumers.begin(), impl_->consumers.end(),
+                                  [&](const Impl::Consumer& c) { return c.spec.name == consumer; });
+  for (const std::string& topic : topics) {
+    if (topic.empty()) throw InvalidArgument("sluice: subscribe: the topic is empty");
+    if (found != impl_->consumers.end() && found->spec.has_handler(topic)) {
+      throw InvalidArgument("sluice: subscribe: consumer '" + consumer +
+                            "' already has a handler for topic '" + topic + "'");
+    }
+  }
+  const auto shared = std::make_shared<const BatchHandler>(std::move(handler));
+  for (const std::string& topic : topics)
+    impl_->consumer_for(consumer, topic, options).spec.batch_handlers[topic] = shared;
 }
 
 void Worker::start() {

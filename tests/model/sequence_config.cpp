@@ -44,6 +44,8 @@ SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql) {
         if (rng.chance(50)) consumer.batch_topics.insert(topic);
       }
     }
+    // Drawn apart from `rng`, so that the other sequences keep the configuration they had.
+    consumer.shared_batch_handler = mix(seed ^ (0x5ba7c4 + static_cast<std::uint64_t>(c))) % 2 == 0;
     config.consumers.push_back(std::move(consumer));
   }
   InstanceConfig full;
@@ -105,7 +107,10 @@ std::string describe(const SequenceConfig& config) {
            (c.no_snooze ? " no-snooze" : "") + (c.outside ? " outside" : " in-transaction") +
            " topics:";
     for (const std::string& t : c.topics)
-      out += " " + t + (c.batch_topics.count(t) > 0 ? "(batch)" : "");
+      out += " " + t +
+             (c.batch_topics.count(t) == 0 ? ""
+              : c.shared_batch_handler     ? "(shared batch)"
+                                           : "(batch)");
     out += "\n";
   }
   for (std::size_t i = 0; i < config.instances.size(); ++i) {

@@ -26,6 +26,9 @@ struct ConsumerConfig {
   int generation = 0;
   // Topics this (outside) consumer takes through subscribe_batch rather than subscribe.
   std::set<std::string> batch_topics;
+  // Its batch topics take one handler together (subscribe_batch_topics), so its
+  // batches hold events of several topics.
+  bool shared_batch_handler = false;
 };
 
 // What drives an instance: a C++ Worker, a C API sluice_worker, or a sqlite3 connection with the

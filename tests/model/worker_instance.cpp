@@ -126,20 +126,21 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
     const std::string name = consumer.name;
     const int generation = consumer.generation;
     consumer_options.start_from = consumer.oldest ? StartFrom::kOldest : StartFrom::kNow;
+    const BatchHandler batch_handler = [&sink, name, generation](const std::vector<Event>& events) {
+      const std::vector<Scripted> scripted = sink.on_batch(name, generation, events);
+      if (!scripted.empty() && scripted.front().whole_batch)
+        throw std::runtime_error(scripted.front().error);
+      std::vector<Outcome> outcomes;
+      for (const Scripted& s : scripted) outcomes.push_back(outcome_of(s));
+      return outcomes;
+    };
+    std::vector<std::string> shared_topics;
     for (const std::string& topic : consumer.topics) {
       if (!instance.handles_topic(name, topic)) continue;
-      if (consumer.batch_topics.count(topic) > 0) {
-        worker.subscribe_batch(
-            name, topic,
-            [&sink, name, generation](const std::vector<Event>& events) {
-              const std::vector<Scripted> scripted = sink.on_batch(name, generation, events);
-              if (!scripted.empty() && scripted.front().whole_batch)
-                throw std::runtime_error(scripted.front().error);
-              std::vector<Outcome> outcomes;
-              for (const Scripted& s : scripted) outcomes.push_back(outcome_of(s));
-              return outcomes;
-            },
-            consumer_options);
+      if (consumer.batch_topics.count(topic) > 0 && consumer.shared_batch_handler) {
+        shared_topics.push_back(topic);
+      } else if (consumer.batch_topics.count(topic) > 0) {
+        worker.subscribe_batch(name, topic, batch_handler, consumer_options);
       } else if (consumer.outside) {
         worker.subscribe(
             name, topic,
@@ -162,6 +163,8 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
             consumer_options);
       }
     }
+    if (!shared_topics.empty())
+      worker.subscribe_batch_topics(name, shared_topics, batch_handler, consumer_options);
   }
 }
 

@@ -28,9 +28,13 @@ struct RelayOptions {
   // The sluice consumer that records what was relayed; its stats are the relay's lag, relayed
   // total and dead letters.
   std::string consumer = "nats-relay";
-  // On start, create the stream (or update its settings): file storage, subjects
-  // subject_prefix + ".>" (or the topics), and the settings below.
+  // On start, create the stream if it does not exist: file storage, subjects subject_prefix +
+  // ".>" (or the topics), and the settings below. A stream that exists keeps its settings (its
+  // limits, its duplicate window, other relays' subjects): the relay only adds its own subjects
+  // to it, or with update_stream false only checks that it takes them (and relays nothing until
+  // it does).
   bool ensure_stream = true;
+  bool update_stream = true;
   Duration duplicate_window = std::chrono::minutes(2);
   int replicas = 1;
   // Publishes whose JetStream acknowledgement is still awaited, at most.
@@ -38,7 +42,8 @@ struct RelayOptions {
   // A publish not acknowledged within this is taken as failed and tried again later.
   Duration ack_timeout = std::chrono::seconds(5);
   // While the broker is unreachable, events are tried again after a delay growing from
-  // min_backoff to max_backoff. No attempt is spent and nothing is dead-lettered.
+  // min_backoff to max_backoff, doubled once per retry. No attempt is spent and nothing is
+  // dead-lettered. When the connection comes back they are tried at once.
   Duration min_backoff = std::chrono::milliseconds(200);
   Duration max_backoff = std::chrono::seconds(30);
   // Spent only when the relay process dies while publishing a batch: a broker outage snoozes
@@ -59,6 +64,9 @@ struct RelayCounters {
   long long broker_errors = 0;
   // Refused for good by the broker (no stream, too large): dead-lettered with the reason.
   long long rejected = 0;
+  // Batches handed to the relay: each is one commit in the file and one publish-and-wait round
+  // per event of its busiest key.
+  long long batches = 0;
 };
 
 // start(), stop(), counters(), metrics_text() and the destructor are thread-safe.

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
@@ -54,6 +55,15 @@ class Worker {
   // As subscribe(), for an outside-transaction consumer that takes whole batches.
   void subscribe_batch(const std::string& consumer, const std::string& topic, BatchHandler handler,
                        ConsumerOptions options = {});
+
+  // As subscribe_batch() for each of `topics`, with the one handler for them all: its batches
+  // then hold events of any of them, in file order (with a handler per topic, a batch ends at
+  // every change of topic, so alternating topics cost a call and a commit per event). Throws
+  // InvalidArgument, having recorded nothing, for an empty list, a topic listed twice, or one that
+  // has a handler of this consumer already. A name of its own: an overload of subscribe_batch
+  // made subscribe_batch(c, {"a", "b"}, h) ambiguous (std::string has a two-iterator constructor).
+  void subscribe_batch_topics(const std::string& consumer, const std::vector<std::string>& topics,
+                              BatchHandler handler, ConsumerOptions options = {});
 
   // Starts delivering on a background thread. It wakes at once on a commit made through an
   // Outbox in this process and, on Linux, when the kernel reports the file changed; it polls for

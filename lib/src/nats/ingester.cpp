@@ -213,7 +213,8 @@ struct Ingester::Impl {
 
   // Logs `e` and returns how long to wait before the next poll.
   Duration backed_off(const char* message, const std::exception& e) {
-    const Duration pause = backoff.failed();
+    // The pause is waited in real time, whatever clock the options carry.
+    const Duration pause = backoff.failed(SystemClock().now());
     log_to(options, LogLevel::kWarn, message,
            {{"durable", ingester_options.durable},
             {"error", e.what()},

@@ -1,5 +1,6 @@
 #include "jetstream_client.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -22,9 +23,6 @@ std::vector<std::string> split_urls(const std::string& list) {
 
 std::int64_t to_ms(Duration d) { return d.count(); }
 std::int64_t to_ns(Duration d) { return d.count() * 1'000'000; }
-
-// Its presence makes a first connect that fails retry in the background instead of blocking.
-void on_first_connect(natsConnection*, void*) {}
 
 void check(natsStatus status, const std::string& operation) {
   if (status != NATS_OK) throw NatsError(operation, status);
@@ -59,6 +57,47 @@ std::string connect_safe_name(std::string name) {
   return name;
 }
 
+// Whether a stream taking subject (or wildcard) `pattern` stores every message published to a
+// subject `subject` matches: token by token, '*' takes any one token and '>' the rest.
+bool covers(std::string_view pattern, std::string_view subject) {
+  while (true) {
+    const std::size_t p_end = std::min(pattern.find('.'), pattern.size());
+    const std::size_t s_end = std::min(subject.find('.'), subject.size());
+    const std::string_view p = pattern.substr(0, p_end);
+    const std::string_view s = subject.substr(0, s_end);
+    if (p == ">") return !s.empty();
+    if (s == ">" || (p != "*" && p != s)) return false;
+    if (p_end == pattern.size() || s_end == subject.size())
+      return p_end == pattern.size() && s_end == subject.size();
+    pattern.remove_prefix(p_end + 1);
+    subject.remove_prefix(s_end + 1);
+  }
+}
+
+// A JetStream API request's answer; throws when there is none or it is not JSON. An answer
+// holding an error is returned as it is.
+nlohmann::json api_request(natsConnection* connection, const std::string& subject,
+                           const std::string& body, Duration timeout,
+                           const std::string& operation) {
+  natsMsg* reply = nullptr;
+  const natsStatus status = natsConnection_Request(&reply, connection, subject.c_str(), body.data(),
+                                                   static_cast<int>(body.size()), to_ms(timeout));
+  if (status != NATS_OK) throw NatsError(operation, status);
+  auto answer = nlohmann::json::parse(
+      std::string_view(natsMsg_GetData(reply), natsMsg_GetDataLength(reply)), nullptr, false);
+  natsMsg_Destroy(reply);
+  if (answer.is_discarded() || !answer.is_object())
+    throw NatsError(operation, NATS_ERR, "JetStream answered with something other than JSON");
+  return answer;
+}
+
+[[noreturn]] void throw_api_error(const nlohmann::json& answer, const std::string& operation) {
+  const auto& error = answer["error"];
+  throw NatsError(operation, NATS_ERR,
+                  "JetStream error " + std::to_string(error.value("err_code", 0)) + ": " +
+                      error.value("description", std::string("no description")));
+}
+
 }  // namespace
 
 std::string status_text(natsStatus status) { return natsStatus_GetText(status); }
@@ -91,10 +130,14 @@ JetStreamClient::JetStreamClient(ConnectionSettings settings) : settings_(std::m
     check(natsOptions_SetReconnectWait(options_, to_ms(settings_.reconnect_wait)),
           "set reconnect wait");
     check(natsOptions_SetPingInterval(options_, 2000), "set ping interval");
+    // With a connected handler, a first connect that fails is retried in the background instead
+    // of failing the constructor.
     check(natsOptions_SetRetryOnFailedConnect(
               options_, !settings_.require_first_connect,
-              settings_.require_first_connect ? nullptr : &on_first_connect, nullptr),
+              settings_.require_first_connect ? nullptr : &JetStreamClient::on_reconnected, this),
           "set retry on failed connect");
+    check(natsOptions_SetReconnectedCB(options_, &JetStreamClient::on_reconnected, this),
+          "set reconnected handler");
     natsStatus status = natsConnection_Connect(&connection_, options_);
     if (status != NATS_OK && status != NATS_NOT_YET_CONNECTED)
       throw NatsError("connect to " + settings_.url, status);
@@ -126,6 +169,10 @@ bool JetStreamClient::connected() const {
 }
 
 void JetStreamClient::ensure_stream(const StreamSpec& spec) {
+  if (!write_stream(spec, false)) write_stream(spec, true);
+}
+
+bool JetStreamClient::write_stream(const StreamSpec& spec, bool update) {
   std::vector<const char*> subjects;
   for (const auto& s : spec.subjects) subjects.push_back(s.c_str());
   jsStreamConfig config;
@@ -140,14 +187,61 @@ void JetStreamClient::ensure_stream(const StreamSpec& spec) {
 
   jsStreamInfo* info = nullptr;
   jsErrCode error_code = static_cast<jsErrCode>(0);
-  natsStatus status = js_AddStream(&info, jetstream_, &config, nullptr, &error_code);
-  if (status != NATS_OK && error_code == JSStreamNameExistErr)
-    status = js_UpdateStream(&info, jetstream_, &config, nullptr, &error_code);
+  const natsStatus status = update
+                                ? js_UpdateStream(&info, jetstream_, &config, nullptr, &error_code)
+                                : js_AddStream(&info, jetstream_, &config, nullptr, &error_code);
   jsStreamInfo_Destroy(info);
-  if (status != NATS_OK)
-    throw NatsError(
-        "ensure stream " + spec.name, status,
-        "JetStream error " + std::to_string(error_code) + ": " + nats_GetLastError(nullptr));
+  if (status == NATS_OK) return true;
+  if (!update && error_code == JSStreamNameExistErr) return false;
+  throw NatsError(
+      "ensure stream " + spec.name, status,
+      "JetStream error " + std::to_string(error_code) + ": " + nats_GetLastError(nullptr));
+}
+
+void JetStreamClient::share_stream(const StreamSpec& spec, StreamUpdate update) {
+  const std::string operation = "share stream " + spec.name;
+  const Duration timeout = settings_.api_timeout;
+  // Two relays starting at once may both find the stream missing, or lacking their subjects, and
+  // both write it, the second without the first's subject: each reads the stream again after its
+  // write and adds what went missing.
+  constexpr int kTries = 5;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    nlohmann::json info =
+        api_request(connection_, "$JS.API.STREAM.INFO." + spec.name, "", timeout, operation);
+    if (info.contains("error")) {
+      if (info["error"].value("err_code", 0) != JSStreamNotFoundErr)
+        throw_api_error(info, operation);
+      // Created by another relay meanwhile: read it again.
+      if (write_stream(spec, false)) return;
+      continue;
+    }
+    nlohmann::json config = std::move(info["config"]);
+    nlohmann::json& subjects = config["subjects"];
+    if (!subjects.is_array()) subjects = nlohmann::json::array();
+    std::vector<std::string> missing;
+    for (const std::string& wanted : spec.subjects) {
+      bool taken = false;
+      for (const auto& have : subjects)
+        taken = taken || (have.is_string() && covers(have.get<std::string>(), wanted));
+      if (!taken) missing.push_back(wanted);
+    }
+    if (missing.empty()) return;
+    if (update == StreamUpdate::kVerifyOnly) {
+      std::string list;
+      for (const auto& subject : missing) list += (list.empty() ? "'" : ", '") + subject + "'";
+      throw Error("JetStream stream '" + spec.name + "' does not take subject " + list +
+                  ", and the relay may not update it: add the subjects to the stream");
+    }
+    if (attempt + 1 == kTries) break;
+    // The stream's own configuration, every field kept (those libnats does not know too), with
+    // the subjects added.
+    for (const auto& subject : missing) subjects.push_back(subject);
+    nlohmann::json answer = api_request(connection_, "$JS.API.STREAM.UPDATE." + spec.name,
+                                        config.dump(), timeout, operation);
+    if (answer.contains("error")) throw_api_error(answer, operation);
+  }
+  throw NatsError(operation, NATS_ERR,
+                  "its subjects kept changing under concurrent updates; try again");
 }
 
 std::optional<bool> JetStreamClient::subject_has_stream(const std::string& subject) {
@@ -161,6 +255,11 @@ std::optional<bool> JetStreamClient::subject_has_stream(const std::string& subje
   auto answer = nlohmann::json::parse(body, nullptr, false);
   if (answer.is_discarded() || answer.contains("error")) return std::nullopt;
   return answer.value("total", 0) > 0;
+}
+
+void JetStreamClient::on_reconnected(natsConnection*, void* closure) {
+  const auto& on_connected = static_cast<JetStreamClient*>(closure)->settings_.on_connected;
+  if (on_connected) on_connected();
 }
 
 void JetStreamClient::on_publish_ack(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,

@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,10 @@ struct ConnectionSettings {
   // false: the constructor returns even when no server answers yet and keeps trying in the
   // background, so a relay can start while the broker is down.
   bool require_first_connect = true;
+  // Called on libnats' thread whenever the client has connected again after losing its
+  // connection, or made its first connect in the background: what waits for the broker can go on
+  // at once. Must be quick and thread-safe; may be empty.
+  std::function<void()> on_connected;
 };
 
 struct StreamSpec {
@@ -58,6 +63,14 @@ struct StreamSpec {
   bool file_storage = true;
   // Largest message the stream stores; -1: the server's limit.
   std::int32_t max_message_bytes = -1;
+};
+
+// What share_stream() may do to a stream that exists.
+enum class StreamUpdate {
+  // Add the subjects it lacks.
+  kAddSubjects,
+  // Change nothing; refuse if it lacks a subject.
+  kVerifyOnly,
 };
 
 // A NATS header as views of its name and value.
@@ -106,6 +119,13 @@ class JetStreamClient {
   // Creates the stream, or updates its settings if it exists. Throws NatsError.
   void ensure_stream(const StreamSpec& spec);
 
+  // Creates the stream from `spec` if none has its name. One that exists keeps every setting an
+  // operator or another relay gave it (subjects, limits, duplicate window): with kAddSubjects
+  // each subject of `spec` it does not take yet is added to its subjects, with kVerifyOnly
+  // nothing changes. Throws NatsError when JetStream refuses or does not answer, and
+  // sluice::Error naming the subjects missing when kVerifyOnly finds any.
+  void share_stream(const StreamSpec& spec, StreamUpdate update);
+
   // Publishes every message in order, keeping at most max_outstanding_acks unacknowledged, and
   // waits until each is acknowledged, refused or older than `ack_timeout`. One outcome per
   // message, in order. Never throws for a broker failure: that is an outcome.
@@ -121,6 +141,9 @@ class JetStreamClient {
 
  private:
   struct PendingBatch;
+  // Creates the stream (false if one of its name exists) or, with `update`, sets its settings.
+  bool write_stream(const StreamSpec& spec, bool update);
+  static void on_reconnected(natsConnection* connection, void* closure);
   static void on_publish_ack(jsCtx* js, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
                              void* closure);
   void record_ack(natsMsg* msg, jsPubAck* ack, jsPubAckErr* error);

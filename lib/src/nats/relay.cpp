@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory_resource>
 #include <span>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include "../log_to.hpp"
 #include "../prometheus_text.hpp"
 #include "backoff.hpp"
+#include "broker_return.hpp"
 #include "jetstream_client.hpp"
 #include "message_headers.hpp"
 #include "renewing_client.hpp"
@@ -29,13 +31,20 @@ void validate(const RelayOptions& o) {
   if (o.replicas < 1) throw InvalidArgument("relay: RelayOptions::replicas must be >= 1");
 }
 
-nats::ConnectionSettings connection_settings(const RelayOptions& o) {
+nats::ConnectionSettings connection_settings(const RelayOptions& o,
+                                             std::function<void()> on_connected) {
   nats::ConnectionSettings settings;
   settings.url = o.nats_url;
   settings.name = "sluice-relay " + o.consumer;
   settings.max_outstanding_acks = o.max_outstanding_acks;
   settings.require_first_connect = false;
+  settings.on_connected = std::move(on_connected);
   return settings;
+}
+
+Options with_clock(Options options) {
+  if (!options.clock) options.clock = system_clock();
+  return options;
 }
 
 nats::StreamSpec stream_spec(const RelayOptions& o) {
@@ -54,8 +63,10 @@ nats::StreamSpec stream_spec(const RelayOptions& o) {
 struct Relay::Impl {
   Impl(const std::string& path, RelayOptions relay_options_in, Options options_in)
       : relay_options(std::move(relay_options_in)),
-        options(std::move(options_in)),
-        connection(connection_settings(relay_options)),
+        options(with_clock(std::move(options_in))),
+        broker_return(std::make_shared<nats::BrokerReturn>(path, relay_options.consumer, options)),
+        connection(connection_settings(relay_options,
+                                       [returned = broker_return] { returned->connected(); })),
         backoff(relay_options.min_backoff, relay_options.max_backoff),
         worker(path, options) {
     std::string error;
@@ -67,10 +78,11 @@ struct Relay::Impl {
     consumer_options.ordered = true;
     consumer_options.start_from = StartFrom::kOldest;
     consumer_options.retry = relay_options.retry;
-    for (const auto& topic : relay_options.topics)
-      worker.subscribe_batch(
-          relay_options.consumer, topic,
-          [this](const std::vector<Event>& events) { return relay(events); }, consumer_options);
+    // One handler for every topic: a batch then holds events of any of them (see
+    // Worker::subscribe_batch_topics).
+    worker.subscribe_batch_topics(
+        relay_options.consumer, relay_options.topics,
+        [this](const std::vector<Event>& events) { return relay(events); }, consumer_options);
   }
 
   // Subjects are made once per topic; subject_for's go in `texts`, which outlives the publish.
@@ -88,7 +100,10 @@ struct Relay::Impl {
   bool ensure_stream(std::string& error) {
     if (stream_ready || !relay_options.ensure_stream) return true;
     try {
-      connection.client().ensure_stream(stream_spec(relay_options));
+      connection.client().share_stream(stream_spec(relay_options),
+                                       relay_options.update_stream
+                                           ? nats::StreamUpdate::kAddSubjects
+                                           : nats::StreamUpdate::kVerifyOnly);
       stream_ready = true;
     } catch (const Error& e) {
       error = e.what();
@@ -99,13 +114,18 @@ struct Relay::Impl {
   // Publishes in rounds: each round sends at most one event per key, so a later event of a key
   // is never stored before an earlier one that failed.
   std::vector<Outcome> relay(const std::vector<Event>& events) {
+    ++batches;
+    // A broker that came back since the last batch starts the backoff afresh.
+    const std::uint64_t returns = broker_return->count();
+    if (returns != returns_seen) backoff.succeeded();
+    returns_seen = returns;
     std::vector<Outcome> outcomes(events.size());
     sent.resize(events.size());
     std::optional<Duration> broker_delay;
     std::string first_broker_error;
     auto broker_failed = [&](const std::string& error) {
       if (!broker_delay) {
-        broker_delay = backoff.failed();
+        broker_delay = backoff.failed(options.clock->now());
         first_broker_error = error;
       }
       ++broker_errors;
@@ -118,7 +138,7 @@ struct Relay::Impl {
     if (!unavailable.empty()) {
       for (auto& outcome : outcomes) outcome = broker_failed(unavailable);
       report_broker_trouble(first_broker_error, *broker_delay, events.size());
-      return outcomes;
+      return after_return(returns, outcomes);
     }
 
     // An event's round is the number of events of its key before it in the batch: each round
@@ -184,6 +204,16 @@ struct Relay::Impl {
       broker_was_failing = false;
       backoff.succeeded();
     }
+    return after_return(returns, outcomes);
+  }
+
+  // Snoozes of a batch during which the broker came back commit after BrokerReturn made the
+  // snoozed events due: they wait only the shortest backoff.
+  std::vector<Outcome>& after_return(std::uint64_t returns_before, std::vector<Outcome>& outcomes) {
+    if (broker_return->count() == returns_before) return outcomes;
+    for (Outcome& outcome : outcomes)
+      if (outcome.kind == Outcome::Kind::kSnooze)
+        outcome.delay = std::min(outcome.delay, relay_options.min_backoff);
     return outcomes;
   }
 
@@ -210,10 +240,12 @@ struct Relay::Impl {
 
   RelayOptions relay_options;
   Options options;
+  std::shared_ptr<nats::BrokerReturn> broker_return;
   nats::RenewingClient connection;
   bool stream_ready = false;
   // Touched only by the relay's batch handler, which never runs twice at once.
   nats::Backoff backoff;
+  std::uint64_t returns_seen = 0;
   std::unordered_map<std::string, std::string> subjects;  // by topic
   std::vector<nats::OutgoingMessage> messages;
   std::vector<std::size_t> round_of;  // by event of the batch
@@ -223,6 +255,7 @@ struct Relay::Impl {
   std::atomic<long long> duplicates{0};
   std::atomic<long long> broker_errors{0};
   std::atomic<long long> rejected{0};
+  std::atomic<long long> batches{0};
   // Declared last so it stops before the client it publishes through is destroyed.
   Worker worker;
 };
@@ -242,7 +275,7 @@ DrainResult Relay::run_until_idle() { return impl_->worker.run_until_idle(); }
 
 RelayCounters Relay::counters() const {
   return {impl_->published.load(), impl_->duplicates.load(), impl_->broker_errors.load(),
-          impl_->rejected.load()};
+          impl_->rejected.load(), impl_->batches.load()};
 }
 
 std::string Relay::metrics_text() const {
@@ -267,6 +300,10 @@ std::string Relay::metrics_text() const {
        c.broker_errors},
       {"sluice_relay_rejected_total",
        "Events the broker refused for good (no stream, too large), dead-lettered.", c.rejected},
+      {"sluice_relay_batches_total",
+       "Batches the relay published, each one commit in the file: published_total over this is "
+       "the events a batch carried.",
+       c.batches},
   };
   std::string out;
   for (const Counter& counter : all) {
