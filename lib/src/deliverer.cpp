@@ -25,6 +25,15 @@
 namespace sluice {
 namespace {
 
+// The newest event among a claim's items from `from` on; 0 when there are none.
+std::int64_t newest_claimed_seq(const Claim& claim, std::size_t from) {
+  std::int64_t newest = 0;
+  for (std::size_t i = from; i < claim.items.size(); ++i) {
+    newest = std::max<std::int64_t>(newest, claim.items[i].event.seq);
+  }
+  return newest;
+}
+
 // Consumers read at most this many events past their cursor per claim, so a consumer of a rare
 // topic never holds the write lock for a long scan.
 constexpr std::int64_t kScanWindow = 16384;
@@ -116,7 +125,9 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options, const char* k
       clock_(options.clock ? options.clock : system_clock()),
       claims_(db, options_, kind),
       guard_(db),
-      durable_claims_(db),
+      // An SQL claimer's connection is the app's; the worker's and the relay's are their own.
+      durable_claims_(db, std::strcmp(kind, "sql") == 0 ? DurableClaims::Connection::kShared
+                                                        : DurableClaims::Connection::kEngineOwned),
       begin_(db, "BEGIN IMMEDIATE"),
       commit_(db, "COMMIT"),
       update_consumer_(db,
@@ -241,8 +252,6 @@ StepResult Deliverer::claim_step(ConsumerSpec& spec, std::optional<Claim>& in_ha
   if (now < spec.latest_now || spec.latest_now == TimePoint::min()) reanchor_retries(spec, now);
   spec.latest_now = now;
   if (!has_work(spec, now)) return result;
-  const DurableClaims::Scope durable =
-      spec.hands_out() ? durable_claims_.scope() : DurableClaims::Scope(nullptr);
   WriteTransaction tx = begin_write();
   const auto locked = std::chrono::steady_clock::now();
   recover_abandoned(spec, now, result);
@@ -255,6 +264,7 @@ StepResult Deliverer::claim_step(ConsumerSpec& spec, std::optional<Claim>& in_ha
   note_committed(after);
   result.held_write_lock = std::chrono::steady_clock::now() - locked;
   SLUICE_CRASH_POINT("after-claim");
+  if (claim && spec.hands_out()) durable_claims_.claimed(newest_claimed_seq(*claim, 0));
   result.progressed = claim.has_value() || moved || result.retried + result.dead_lettered > 0;
   in_hand = std::move(claim);
   return result;
@@ -880,6 +890,9 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
     SLUICE_CRASH_POINT("handler-before-write");
     outcome = call_handler(handler->second, event, context, guard_);
+    // What it wrote (a replay, say) commits at this connection's level, unseen by the data
+    // version that tells the next outside claim whether its causes are durable already.
+    if (sqlite3_total_changes(db_.getHandle()) != changes_before) durable_claims_.forget();
     if (!in_transaction(db_)) {
       throw DatabaseError("sluice: deliver: the delivery transaction was rolled back while '" +
                               spec.name + "' handled event " + event.id + ": " + outcome.error,
@@ -972,12 +985,6 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
                         std::chrono::steady_clock::now() - began < kRollingClaimLimit;
     const std::size_t claimed = claim.items.size();
     StepResult committed;
-    // Only a commit that claims more (the next batch once this claim is done, or its extension)
-    // is made durable: an outcome alone loses nothing to a power cut but its own record.
-    const bool claims_more =
-        extend || (!stopping && (backfilled || group.end >= claim.items.size()));
-    const DurableClaims::Scope durable =
-        claims_more ? durable_claims_.scope() : DurableClaims::Scope(nullptr);
     try {
       WriteTransaction tx = begin_write();
       // A worker that stalled in its handler past the recovery of its claim commits nothing.
@@ -1006,6 +1013,11 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       next = commit_step(tx, spec, claim, group.start, stopping, now, committed);
       result.held_write_lock =
           std::max(result.held_write_lock, std::chrono::steady_clock::now() - locked);
+      // Only a commit that claimed more (this claim's extension, or the next claim) is made
+      // durable: an outcome alone loses nothing to a power cut but its own record.
+      std::int64_t newest = newest_claimed_seq(claim, claimed);
+      if (next) newest = std::max(newest, newest_claimed_seq(*next, 0));
+      if (newest > 0) durable_claims_.claimed(newest);
     } catch (...) {
       claim.next = group.start;
       claim.failed_keys = failed_before;

@@ -2,7 +2,7 @@
 
 #include <sqlite3.h>
 
-#include <string>
+#include "sluice/error.hpp"
 
 namespace sluice {
 namespace {
@@ -14,41 +14,60 @@ bool on_file(SQLite::Database& db) {
   return file != nullptr && *file != '\0';
 }
 
-}  // namespace
-
-DurableClaims::DurableClaims(SQLite::Database& db) : db_(db), on_file_(on_file(db)) {}
-
-namespace {
-
-// PRAGMA synchronous acts, and reads, when it is prepared, not when it is stepped: a statement
-// kept prepared would have set the level once (on its preparation) and then read it stale. So
-// each is prepared anew and run at once.
+// PRAGMA synchronous reads when it is prepared, not when it is stepped: a statement kept
+// prepared would read the level stale. An SQL claimer's app may change it at any time.
 int synchronous_level(SQLite::Database& db) { return db.execAndGet("PRAGMA synchronous").getInt(); }
 
-void set_synchronous_level(SQLite::Database& db, int level) {
-  sqlite3_exec(db.getHandle(), ("PRAGMA synchronous = " + std::to_string(level)).c_str(), nullptr,
-               nullptr, nullptr);
+// Syncs the WAL through the connection's own file handle, as a FULL commit would have: through
+// the VFS the connection uses (a test's power-cut shim sees it), and with no descriptor of our
+// own on the file (closing one would drop the process's POSIX locks on it). Outside WAL mode the
+// commit is in the main file, which is synced instead.
+void sync_log(SQLite::Database& db) {
+  sqlite3* handle = db.getHandle();
+  sqlite3_file* file = nullptr;
+  int rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file);
+  if (rc != SQLITE_OK || file == nullptr || file->pMethods == nullptr) {
+    file = nullptr;
+    rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+  }
+  if (rc == SQLITE_OK && file != nullptr && file->pMethods != nullptr) {
+    rc = file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+  }
+  if (rc != SQLITE_OK) {
+    throw DatabaseError("sluice: syncing the claim's commit before handing its events out failed",
+                        rc);
+  }
 }
 
 }  // namespace
 
-DurableClaims::Scope DurableClaims::scope() {
-  Scope scope(nullptr);
-  if (!on_file_) return scope;
-  // Read each time: an app may change the level of a connection it lent the worker.
-  const int level = synchronous_level(db_);
-  if (level >= kFull) return scope;
-  set_synchronous_level(db_, kFull);
-  scope.owner_ = this;
-  scope.level_ = level;
-  return scope;
-}
+DurableClaims::DurableClaims(SQLite::Database& db, Connection connection)
+    : db_(db),
+      on_file_(on_file(db)),
+      shared_(connection == Connection::kShared),
+      data_version_(db),
+      newest_event_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events") {}
 
-DurableClaims::Scope::~Scope() {
-  if (owner_ == nullptr) return;
-  // A pragma that only sets a connection flag does not fail short of a misuse; should it, the
-  // connection stays at FULL, slower and no less safe.
-  set_synchronous_level(owner_->db_, level_);
+void DurableClaims::claimed(std::int64_t newest_seq) {
+  if (!on_file_) return;
+  const long long version = data_version_.read();
+  if (!shared_ && synced_ && synced_->data_version == version &&
+      newest_seq <= synced_->newest_seq) {
+    return;
+  }
+  // At FULL the claim's commit synced the WAL, but another connection may have committed since
+  // at a lower level: nothing is remembered, and the next claim's commit syncs again.
+  if (synchronous_level(db_) >= kFull) {
+    synced_.reset();
+    return;
+  }
+  // Read before the sync (as the data version was), so that whatever it saw is in the WAL synced.
+  newest_event_.reset();
+  newest_event_.executeStep();
+  const std::int64_t newest = newest_event_.getColumn(0).getInt64();
+  newest_event_.reset();
+  sync_log(db_);
+  synced_ = Synced{version, newest};
 }
 
 }  // namespace sluice

@@ -12,8 +12,10 @@ namespace sluice {
 
 // Whatever the level, an event is handed to something outside the file (an outside-transaction or
 // batch handler, the relay, an SQL claimer) only once the commit that made it claimable is on
-// disk: its claim's commit is synced (one sync per claim, which covers the app's earlier commit
-// of the event too), so no effect leaves the box for a commit a power cut takes back.
+// disk: the WAL is synced after its claim commits, which covers the app's earlier commit of the
+// event too (at most one sync per claim; none when an earlier sync already covered every event
+// claimed and no other connection has committed since), so no effect leaves the box for a commit
+// a power cut takes back.
 enum class Synchronous {
   // Every commit is on disk when it returns: survives power loss. The default.
   kFull,
