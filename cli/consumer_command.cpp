@@ -192,8 +192,8 @@ void add_consumer_pause(CLI::App& consumer, std::shared_ptr<Session> session) {
     } catch (const InvalidArgument& e) {
       throw UsageError(e.what());
     }
-    const ConsumerStats& s =
-        find_consumer_stats(consumer_stats(db, session->options()), args->name);
+    const std::vector<ConsumerStats> all = consumer_stats(db, session->options());
+    const ConsumerStats& s = find_consumer_stats(all, args->name);
     if (args->json) return print_json(std::cout, consumer_state_json(s));
     std::cout << printable(s.consumer) << ": " << describe_pause(s) << '\n';
   });
@@ -218,8 +218,8 @@ void add_consumer_resume(CLI::App& consumer, std::shared_ptr<Session> session) {
     SQLite::Database db = session->open();
     AuditEntry audit{.source = "cli"};
     const bool was_paused = resume_consumer(db, args->name, session->options(), audit);
-    const ConsumerStats& s =
-        find_consumer_stats(consumer_stats(db, session->options()), args->name);
+    const std::vector<ConsumerStats> all = consumer_stats(db, session->options());
+    const ConsumerStats& s = find_consumer_stats(all, args->name);
     if (args->json) {
       Json document = consumer_state_json(s);
       document["was_paused"] = was_paused;

@@ -91,9 +91,14 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema versions 5 and 6 added, dropped: turns a new file back into one of an older
-// version.
+// What schema versions 5, 6 and 8 added, dropped (7 only rebuilt the audit table 5 made): turns a
+// new file back into one of an older version.
 const char* const kWithoutVersion5 = R"sql(
+  ALTER TABLE sluice_consumers DROP COLUMN paused_at;
+  ALTER TABLE sluice_consumers DROP COLUMN paused_until;
+  ALTER TABLE sluice_consumers DROP COLUMN pause_note;
+  ALTER TABLE sluice_consumers DROP COLUMN paused_by;
+  ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
   DROP TABLE sluice_workers;
   ALTER TABLE sluice_claims DROP COLUMN worker_id;
   DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
@@ -321,6 +326,11 @@ TEST_CASE("a version 5 file gains the worker registry and ids that are never reu
   {
     SQLite::Database db = open_database(path);
     db.exec(R"sql(
+      ALTER TABLE sluice_consumers DROP COLUMN paused_at;
+      ALTER TABLE sluice_consumers DROP COLUMN paused_until;
+      ALTER TABLE sluice_consumers DROP COLUMN pause_note;
+      ALTER TABLE sluice_consumers DROP COLUMN paused_by;
+      ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
       DROP TABLE sluice_workers;
       ALTER TABLE sluice_claims DROP COLUMN worker_id;
       DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');

@@ -99,15 +99,21 @@ bool resume_consumer(SQLite::Database& db, const std::string& name, const Option
     const TimePoint now = clock_for(db, options)->now();
     WriteTransaction tx(db);
     const std::int64_t id = consumer_id(db, name);
-    // Cleared, not ended at now: a clock set back later would find such a pause in force again.
-    SQLite::Statement update(
-        db,
-        "UPDATE sluice_consumers SET paused_at = NULL, paused_until = NULL, pause_note = NULL, "
-        "paused_by = NULL WHERE id = ?1 AND paused_at IS NOT NULL AND (paused_until IS NULL OR "
-        "paused_until > ?2)");
-    update.bind(1, static_cast<int64_t>(id));
-    update.bind(2, static_cast<int64_t>(to_millis(now)));
-    const bool was_paused = update.exec() > 0;
+    SQLite::Statement state(db,
+                            "SELECT paused_at IS NOT NULL AND (paused_until IS NULL OR "
+                            "paused_until > ?2) FROM sluice_consumers WHERE id = ?1");
+    state.bind(1, static_cast<int64_t>(id));
+    state.bind(2, static_cast<int64_t>(to_millis(now)));
+    state.executeStep();
+    const bool was_paused = state.getColumn(0).getInt() != 0;
+    state.reset();
+    // Cleared, a pause that ran out too, not ended at now: a clock set back later would find
+    // either in force again.
+    SQLite::Statement clear(db,
+                            "UPDATE sluice_consumers SET paused_at = NULL, paused_until = NULL, "
+                            "pause_note = NULL, paused_by = NULL WHERE id = ?1");
+    clear.bind(1, static_cast<int64_t>(id));
+    clear.exec();
     trail.record(db, was_paused ? 1 : 0, now);
     tx.commit();
     trail.committed();

@@ -232,7 +232,16 @@ std::vector<Scripted> ReferenceModel::on_throttled_call(
     pause.latest_end = pause.ends;
     pause.by_operator = false;
   }
-  totals_[consumer].throttled += static_cast<long long>(ns.size());
+  // An ordered consumer's later events of a key in the call are held back behind the first
+  // (blocked), as after any other outcome but a success: only the first of each key counts.
+  std::set<std::string> keys;
+  for (const ModelEvent* event : events) {
+    if (config_.consumer(consumer).ordered && !event->key.empty() &&
+        !keys.insert(event->key).second) {
+      continue;
+    }
+    ++totals_[consumer].throttled;
+  }
   Scripted throttle{Action::kThrottle, delay, reason, batch, false};
   return std::vector<Scripted>(ns.size(), throttle);
 }

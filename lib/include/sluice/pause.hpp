@@ -40,7 +40,8 @@ void pause_consumer(SQLite::Database& db, const std::string& name, const PauseOp
 // Ends a pause of consumer `name`, whoever made it (an operator or a handler's throttle),
 // in one write transaction that also records it in the audit log: its started workers wake and
 // claim again. Returns whether it was paused; resuming one that is not is no error (recorded with
-// count 0). Throws NotFound for an unknown consumer.
+// count 0), and clears a pause that ran out (which a clock set back would bring back). Throws
+// NotFound for an unknown consumer.
 bool resume_consumer(SQLite::Database& db, const std::string& name, const Options& options = {});
 // As above, recording itself in `audit` (action "resume", count 1 if it was paused, else 0).
 bool resume_consumer(SQLite::Database& db, const std::string& name, const Options& options,
