@@ -30,6 +30,7 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
     bool json = false;
     std::string max_lag = "5m";
     std::string max_claim_age = "10m";
+    std::string max_pause = "1h";
   };
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(
@@ -38,7 +39,8 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
       "Checks: file, integrity (PRAGMA integrity_check), schema version, dedup_horizon,\n"
       "expired_claims, dead_letters, parked_keys, stuck (a consumer with due work and no live\n"
       "worker, see sluice workers), lag (over --max-lag), claim_age (a batch held over\n"
-      "--max-claim-age), retention (a consumer keeps events older than 1d from prune: no worker\n"
+      "--max-claim-age), paused (a consumer paused over --max-pause), retention (a consumer keeps "
+      "events older than 1d from prune: no worker\n"
       "of it took them), no_handler (events left 15m or more for a handler no running worker\n"
       "has), and ingest_positions for a file a NATS ingester writes to. Reads only.\n"
       "Example:\n  sluice --db app.db check --json || alert\n  sluice --db app.db check "
@@ -54,11 +56,17 @@ void add_check_command(CLI::App& app, std::shared_ptr<Session> session) {
                    "Warn when a worker has held one batch longer than this (a hung handler)")
       ->type_name("DURATION")
       ->capture_default_str();
+  command
+      ->add_option("--max-pause", args->max_pause,
+                   "Warn when a consumer has been paused longer than this (forgotten?)")
+      ->type_name("DURATION")
+      ->capture_default_str();
   command->callback([session, args]() {
     session->require_path();
     const HealthLimits limits{
         .max_lag = parse_option_duration("--max-lag", args->max_lag),
-        .max_claim_age = parse_option_duration("--max-claim-age", args->max_claim_age)};
+        .max_claim_age = parse_option_duration("--max-claim-age", args->max_claim_age),
+        .max_pause = parse_option_duration("--max-pause", args->max_pause)};
     const auto results = run_checks(*session, true, limits);
     const Severity worst = worst_severity(results);
     if (args->json) {

@@ -14,6 +14,7 @@
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"
 #include "sluice/inspect.hpp"
+#include "sluice/pause.hpp"
 #include "sluice/retention.hpp"
 #include "sluice/stats.hpp"
 #include "sluice/workers.hpp"
@@ -394,6 +395,53 @@ Json ConsoleApi::backfill(const Json& body) {
     count = sluice::backfill(db, consumer, range, session_.options(), audit);
   }
   return Json{{"consumer", consumer}, {"count", count}, {"dry_run", dry_run}};
+}
+
+Json ConsoleApi::pause(const Json& body) {
+  check_body(body, {"consumer", "for", "until", "note"});
+  const std::string consumer = text_field(body, "consumer");
+  if (consumer.empty()) throw bad_request("pause needs \"consumer\"");
+  PauseOptions pause;
+  pause.note = text_field(body, "note");
+  pause.until = time_field(body, "until");
+  if (const std::string length = text_field(body, "for"); !length.empty()) {
+    if (pause.until) throw bad_request("pause takes \"for\" or \"until\", not both");
+    Duration parsed{};
+    try {
+      parsed = parse_duration(length);
+    } catch (const UsageError& e) {
+      throw bad_request(std::string("invalid for: ") + e.what());
+    }
+    if (parsed <= Duration(0)) throw bad_request("\"for\" must be longer than 0");
+    pause.until = system_clock()->now() + parsed;
+  }
+  SQLite::Database db = session_.open();
+  AuditEntry audit{.source = "console"};
+  try {
+    pause_consumer(db, consumer, pause, session_.options(), audit);
+  } catch (const InvalidArgument& e) {
+    throw bad_request(e.what());
+  }
+  for (const ConsumerStats& stats : consumer_stats(db, session_.options())) {
+    if (stats.consumer == consumer) return consumer_json(stats);
+  }
+  throw NotFound("sluice: consumer '" + consumer + "' is not in the file");
+}
+
+Json ConsoleApi::resume(const Json& body) {
+  check_body(body, {"consumer"});
+  const std::string consumer = text_field(body, "consumer");
+  if (consumer.empty()) throw bad_request("resume needs \"consumer\"");
+  SQLite::Database db = session_.open();
+  AuditEntry audit{.source = "console"};
+  const bool was_paused = resume_consumer(db, consumer, session_.options(), audit);
+  for (const ConsumerStats& stats : consumer_stats(db, session_.options())) {
+    if (stats.consumer != consumer) continue;
+    Json json = consumer_json(stats);
+    json["was_paused"] = was_paused;
+    return json;
+  }
+  throw NotFound("sluice: consumer '" + consumer + "' is not in the file");
 }
 
 Json ConsoleApi::prune(const Json& body) {

@@ -56,6 +56,12 @@ class ConsoleApi {
   Json discard(const Json& body);
   // POST /api/backfill: {consumer, count, dry_run}.
   Json backfill(const Json& body);
+  // POST /api/consumers/pause {consumer, for (a duration) or until, note}: the consumer's row
+  // as overview() has it. Recorded in the audit log.
+  Json pause(const Json& body);
+  // POST /api/consumers/resume {consumer}: the consumer's row and was_paused. Recorded in the
+  // audit log.
+  Json resume(const Json& body);
   // POST /api/prune: {count, dry_run, older_than, dedup_horizon, held_back}.
   Json prune(const Json& body);
 

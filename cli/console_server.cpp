@@ -181,8 +181,8 @@ void ConsoleServer::add_routes(httplib::Server& server) {
     if (request.method == "POST") {
       if (options_.read_only) {
         send_error(response, 403,
-                   "the console is read-only (--read-only): no replay, discard, backfill or "
-                   "prune");
+                   "the console is read-only (--read-only): no replay, discard, backfill, "
+                   "prune, pause or resume");
         return Server::HandlerResponse::Handled;
       }
       if (request.has_header("Origin") && request.get_header_value("Origin") != "http://" + host) {
@@ -252,13 +252,21 @@ void ConsoleServer::add_routes(httplib::Server& server) {
               [this](const httplib::Request& request, httplib::Response& response) {
                 respond(response, [&] { return api_->backfill(parse_body(request)); });
               });
+  server.Post("/api/consumers/pause",
+              [this](const httplib::Request& request, httplib::Response& response) {
+                respond(response, [&] { return api_->pause(parse_body(request)); });
+              });
+  server.Post("/api/consumers/resume",
+              [this](const httplib::Request& request, httplib::Response& response) {
+                respond(response, [&] { return api_->resume(parse_body(request)); });
+              });
   server.Post("/api/prune", [this](const httplib::Request& request, httplib::Response& response) {
     respond(response, [&] { return api_->prune(parse_body(request)); });
   });
 
   // The actions answer a GET (a link followed, a prefetch) with 405, changing nothing.
-  for (const char* path :
-       {"/api/dead-letters/replay", "/api/dead-letters/discard", "/api/backfill", "/api/prune"}) {
+  for (const char* path : {"/api/dead-letters/replay", "/api/dead-letters/discard", "/api/backfill",
+                           "/api/prune", "/api/consumers/pause", "/api/consumers/resume"}) {
     server.Get(path, [path](const httplib::Request&, httplib::Response& response) {
       response.set_header("Allow", "POST");
       send_error(response, 405, std::string(path) + " changes the file: use POST");

@@ -1,13 +1,18 @@
-// `sluice consumer remove`: remove a consumer that is no longer run, with all its state.
+// `sluice consumer`: list consumers with their state, pause and resume one, remove one that is no
+// longer run with all its state.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "commands.hpp"
 #include "format.hpp"
 #include "json_fields.hpp"
+#include "pause_text.hpp"
 #include "printable.hpp"
 #include "sluice/consumer_removal.hpp"
 #include "sluice/error.hpp"
+#include "sluice/pause.hpp"
+#include "sluice/stats.hpp"
+#include "table.hpp"
 #include "usage_error.hpp"
 
 namespace sluice::cli {
@@ -89,16 +94,158 @@ void add_remove(CLI::App& consumer, std::shared_ptr<Session> session) {
   });
 }
 
+// The consumer's row of `consumer list --json` and of pause and resume.
+Json consumer_state_json(const ConsumerStats& s) {
+  return Json{{"consumer", s.consumer},
+              {"topics", s.topics},
+              {"paused", s.paused},
+              {"pause", pause_json(s)},
+              {"throttled_total", s.throttled_total}};
+}
+
+const ConsumerStats& find_consumer_stats(const std::vector<ConsumerStats>& all,
+                                         const std::string& name) {
+  for (const ConsumerStats& s : all) {
+    if (s.consumer == name) return s;
+  }
+  throw NotFound("sluice: consumer '" + name + "' is not in the file");
+}
+
+void add_consumer_list(CLI::App& consumer, std::shared_ptr<Session> session) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* command = consumer.add_subcommand(
+      "list", "List consumers: topics, and whether each runs or is paused (since, until, why)");
+  command->footer(
+      "STATE is running or paused; a paused consumer's row says since when, until when\n"
+      "('resumed': until `consumer resume`), by whom (operator, throttle) and why.\n"
+      "Example:\n  sluice --db app.db consumer list --json");
+  command->add_flag("--json", *json,
+                    "Print [{consumer, topics, paused, pause: {since, until, by, note} or null, "
+                    "throttled_total}]");
+  command->callback([session, json]() {
+    SQLite::Database db = session->open_read_only();
+    const std::vector<ConsumerStats> all = consumer_stats(db, session->options());
+    if (*json) {
+      Json rows = Json::array();
+      for (const ConsumerStats& s : all) rows.push_back(consumer_state_json(s));
+      return print_json(std::cout, rows);
+    }
+    const Style style = session->style();
+    Table table({"CONSUMER", "TOPICS", "STATE", "SINCE", "UNTIL", "BY", "NOTE"});
+    for (const ConsumerStats& s : all) {
+      table.add_row({printable(s.consumer), printable(join(s.topics)),
+                     s.paused ? style.yellow("paused") : "running",
+                     s.paused ? format_time(s.paused_since) : "",
+                     !s.paused        ? ""
+                     : s.paused_until ? format_time(*s.paused_until)
+                                      : "resumed",
+                     s.paused ? s.paused_by : "", s.paused ? printable(s.pause_note) : ""});
+    }
+    table.print(std::cout, style);
+    if (all.empty()) std::cout << "(no consumers yet)\n";
+  });
+}
+
+void add_consumer_pause(CLI::App& consumer, std::shared_ptr<Session> session) {
+  struct Args {
+    std::string name;
+    std::string for_duration;
+    std::string until;
+    std::string note;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* command = consumer.add_subcommand(
+      "pause", "Pause a consumer in every process: its workers claim nothing until it is resumed");
+  command->footer(
+      "Workers of every process stop claiming within one wake-up; events they claimed but had\n"
+      "not handed to a handler go back with no attempt spent; calls already running finish.\n"
+      "Nothing is retried or dead-lettered while paused. A pause --for a time ends by itself.\n"
+      "Recorded in the audit log.\nExample:\n"
+      "  sluice --db app.db consumer pause mailer --for 2h --note 'mail API down'");
+  command->add_option("NAME", args->name, "The consumer")->required();
+  CLI::Option* for_option =
+      command->add_option("--for", args->for_duration, "End the pause after this long (e.g. 2h)")
+          ->type_name("DURATION");
+  command->add_option("--until", args->until, "End the pause at this time (RFC 3339)")
+      ->type_name("TIME")
+      ->excludes(for_option);
+  command->add_option("--note", args->note, "Why, shown by stats and the console")
+      ->type_name("TEXT");
+  command->add_flag("--json", args->json,
+                    "Print {consumer, topics, paused, pause: {since, until, by, note}, "
+                    "throttled_total}");
+  command->callback([session, args]() {
+    PauseOptions pause;
+    pause.note = args->note;
+    if (!args->for_duration.empty()) {
+      const Duration length = parse_duration(args->for_duration);
+      if (length <= Duration(0)) throw UsageError("invalid --for '" + args->for_duration + "'");
+      pause.until = system_clock()->now() + length;
+    } else if (!args->until.empty()) {
+      pause.until = parse_time(args->until);
+    }
+    SQLite::Database db = session->open();
+    try {
+      AuditEntry audit{.source = "cli"};
+      pause_consumer(db, args->name, pause, session->options(), audit);
+    } catch (const InvalidArgument& e) {
+      throw UsageError(e.what());
+    }
+    const std::vector<ConsumerStats> all = consumer_stats(db, session->options());
+    const ConsumerStats& s = find_consumer_stats(all, args->name);
+    if (args->json) return print_json(std::cout, consumer_state_json(s));
+    std::cout << printable(s.consumer) << ": " << describe_pause(s) << '\n';
+  });
+}
+
+void add_consumer_resume(CLI::App& consumer, std::shared_ptr<Session> session) {
+  struct Args {
+    std::string name;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* command =
+      consumer.add_subcommand("resume", "End a consumer's pause (an operator's or a throttle's)");
+  command->footer(
+      "Its workers wake and claim again. Resuming a consumer that is not paused changes\n"
+      "nothing (and says so). Recorded in the audit log.\nExample:\n"
+      "  sluice --db app.db consumer resume mailer");
+  command->add_option("NAME", args->name, "The consumer")->required();
+  command->add_flag("--json", args->json,
+                    "Print {consumer, topics, paused, pause, throttled_total, was_paused}");
+  command->callback([session, args]() {
+    SQLite::Database db = session->open();
+    AuditEntry audit{.source = "cli"};
+    const bool was_paused = resume_consumer(db, args->name, session->options(), audit);
+    const std::vector<ConsumerStats> all = consumer_stats(db, session->options());
+    const ConsumerStats& s = find_consumer_stats(all, args->name);
+    if (args->json) {
+      Json document = consumer_state_json(s);
+      document["was_paused"] = was_paused;
+      return print_json(std::cout, document);
+    }
+    std::cout << printable(s.consumer) << (was_paused ? ": resumed\n" : ": was not paused\n");
+  });
+}
+
 }  // namespace
 
 void add_consumer_command(CLI::App& app, std::shared_ptr<Session> session) {
-  CLI::App* consumer = app.add_subcommand("consumer", "Consumers: remove one no longer run");
-  consumer->footer("Example:\n  sluice --db app.db consumer remove old-reports --dry-run");
+  CLI::App* consumer = app.add_subcommand(
+      "consumer", "Consumers: list them, pause and resume one, remove one no longer run");
+  consumer->footer(
+      "Example:\n  sluice --db app.db consumer list\n"
+      "  sluice --db app.db consumer pause mailer --for 30m --note 'provider outage'\n"
+      "  sluice --db app.db consumer remove old-reports --dry-run");
   consumer->callback([consumer]() {
     if (consumer->get_subcommands().empty()) {
-      throw UsageError("consumer needs a subcommand: remove");
+      throw UsageError("consumer needs a subcommand: list, pause, resume or remove");
     }
   });
+  add_consumer_list(*consumer, session);
+  add_consumer_pause(*consumer, session);
+  add_consumer_resume(*consumer, session);
   add_remove(*consumer, session);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "format.hpp"
+#include "pause_text.hpp"
 
 namespace sluice::cli {
 namespace {
@@ -53,7 +54,13 @@ std::vector<ConsumerHealth> consumer_health(const std::vector<ConsumerStats>& st
       }
     }
     if (health.live_workers > 0) health.last_seen_worker = now;
-    if (s.due > 0 && health.live_workers == 0 && !health.maybe_live_worker) {
+    if (s.paused && now - s.paused_since > limits.max_pause) {
+      health.findings.push_back({"paused", "consumer " + s.consumer + ": " + describe_pause(s) +
+                                               ", over --max-pause " +
+                                               format_duration(limits.max_pause)});
+    }
+    // A paused consumer's due work waits for its resume, not for a worker.
+    if (s.due > 0 && !s.paused && health.live_workers == 0 && !health.maybe_live_worker) {
       health.findings.push_back({"stuck", "consumer " + s.consumer + ": " + std::to_string(s.due) +
                                               " event(s) due and no live worker (" +
                                               last_seen_text(health, now) + ")"});

@@ -18,9 +18,12 @@ struct HealthLimits {
   Duration max_lag = std::chrono::minutes(5);
   // A worker may hold one batch this long: over it, a handler hangs or works too slowly.
   Duration max_claim_age = std::chrono::minutes(10);
+  // A consumer may stay paused this long (by anyone): over it, someone forgot to resume it.
+  Duration max_pause = std::chrono::hours(1);
 };
 
-// One rule broken: `check` names the check it belongs to ("stuck", "lag", "claim_age").
+// One rule broken: `check` names the check it belongs to ("stuck", "lag", "claim_age",
+// "paused").
 struct HealthFinding {
   std::string check;
   std::string detail;
@@ -40,8 +43,9 @@ struct ConsumerHealth {
 };
 
 // Per consumer of `stats` (in its order), the verdict at `now`: a warning for due work with no
-// live worker, for a lag over limits.max_lag, and for a claim held longer than
-// limits.max_claim_age. Reads nothing: the caller reads stats, workers and claims.
+// live worker (unless paused), for a lag over limits.max_lag, for a claim held longer than
+// limits.max_claim_age, and for a pause in force longer than limits.max_pause. Reads nothing: the
+// caller reads stats, workers and claims.
 std::vector<ConsumerHealth> consumer_health(const std::vector<ConsumerStats>& stats,
                                             const std::vector<WorkerStatus>& workers,
                                             const std::vector<HeldClaim>& claims,

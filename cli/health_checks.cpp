@@ -139,7 +139,7 @@ std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {
                                         " key(s) held back by a dead letter: " + parked_by}};
 }
 
-// The consumer rules (consumer_health.hpp) as three checks, each naming every consumer that
+// The consumer rules (consumer_health.hpp) as four checks, each naming every consumer that
 // breaks it.
 std::vector<CheckResult> check_consumers(const std::vector<ConsumerHealth>& health,
                                          const HealthLimits& limits) {
@@ -152,6 +152,8 @@ std::vector<CheckResult> check_consumers(const std::vector<ConsumerHealth>& heal
       {"lag", "no consumer's lag is over --max-lag " + format_duration(limits.max_lag)},
       {"claim_age", "no claim has held its batch longer than --max-claim-age " +
                         format_duration(limits.max_claim_age)},
+      {"paused",
+       "no consumer has been paused longer than --max-pause " + format_duration(limits.max_pause)},
   };
   std::vector<CheckResult> results;
   for (const Rule& rule : rules) {

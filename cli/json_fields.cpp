@@ -72,7 +72,17 @@ Json consumer_stats_json(const ConsumerStats& stats) {
               {"lag_seconds", static_cast<double>(stats.lag.count()) / 1000.0},
               {"parked_keys", stats.parked_keys},
               {"waiting_for_handler", stats.waiting_for_handler},
-              {"due", stats.due}};
+              {"due", stats.due},
+              {"throttled_total", stats.throttled_total},
+              {"pause", pause_json(stats)}};
+}
+
+Json pause_json(const ConsumerStats& stats) {
+  if (!stats.paused) return nullptr;
+  return Json{{"since", format_time(stats.paused_since)},
+              {"until", time_json(stats.paused_until)},
+              {"by", stats.paused_by},
+              {"note", stats.pause_note.empty() ? Json(nullptr) : Json(stats.pause_note)}};
 }
 
 Json held_claim_json(const HeldClaim& claim) {

@@ -10,6 +10,7 @@
 #include "health_checks.hpp"
 #include "interrupt.hpp"
 #include "json_fields.hpp"
+#include "pause_text.hpp"
 #include "printable.hpp"
 #include "sluice/stats.hpp"
 #include "sparkline.hpp"
@@ -68,6 +69,10 @@ void print_table(const std::vector<ConsumerStats>& stats, const std::vector<Cons
   }
   table.print(std::cout, style);
   if (stats.empty()) std::cout << "(no consumers yet)\n";
+  for (const ConsumerStats& s : stats) {
+    if (s.paused)
+      std::cout << style.yellow(printable(s.consumer) + " " + describe_pause(s)) << '\n';
+  }
 }
 
 // Where each NATS ingester writing to this file stands in its stream; nothing when none does.

@@ -31,8 +31,11 @@ std::vector<Row> stats_rows(SqlConnection& c) {
   for (const ConsumerStats& s : consumer_stats(c.db())) {
     rows.push_back({s.consumer, nlohmann::json(s.topics).dump(), s.pending, s.claimed, s.retrying,
                     s.dead, s.delivered_total, s.retries_total, s.snoozed_total,
-                    static_cast<std::int64_t>(s.lag.count()), s.parked_keys,
-                    s.waiting_for_handler});
+                    static_cast<std::int64_t>(s.lag.count()), s.parked_keys, s.waiting_for_handler,
+                    static_cast<std::int64_t>(s.paused ? 1 : 0),
+                    s.paused_by.empty() ? Value{} : Value{to_millis(s.paused_since)},
+                    s.paused_until ? Value{to_millis(*s.paused_until)} : Value{},
+                    text_or_null(s.pause_note), text_or_null(s.paused_by), s.throttled_total});
   }
   return rows;
 }
@@ -51,7 +54,9 @@ std::vector<Row> dead_letter_rows(SqlConnection& c) {
 const TableKind kStats = {
     "CREATE TABLE x(consumer TEXT, topics TEXT, pending INTEGER, claimed INTEGER, "
     "retrying INTEGER, dead INTEGER, delivered_total INTEGER, retries_total INTEGER, "
-    "snoozed_total INTEGER, lag_ms INTEGER, parked_keys INTEGER, waiting_for_handler INTEGER)",
+    "snoozed_total INTEGER, lag_ms INTEGER, parked_keys INTEGER, waiting_for_handler INTEGER, "
+    "paused INTEGER, paused_since INTEGER, paused_until INTEGER, pause_note TEXT, paused_by TEXT, "
+    "throttled_total INTEGER)",
     stats_rows};
 
 const TableKind kDeadLetters = {

@@ -9,6 +9,7 @@
 #include "schema.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "throttle_sql.hpp"
 #include "time_format.hpp"
 #include "write_transaction.hpp"
 
@@ -218,6 +219,30 @@ std::string SqlConsumer::fail(const std::string& event_id, const std::string& er
         db_, "UPDATE sluice_consumers SET retries_total = retries_total + 1 WHERE id = ?");
     count.bind(1, static_cast<int64_t>(spec_.id));
     count.exec();
+    drop_claim_if_finished();
+    return std::string("pending");
+  });
+}
+
+std::string SqlConsumer::throttle(const std::string& event_id, Duration delay,
+                                  const std::string& reason) {
+  return guarded("sluice_throttle", [&] {
+    const ClaimedItem& item = unfinished_item(event_id, "sluice_throttle");
+    check_held("sluice_throttle");
+    const TimePoint now = system_clock()->now();
+    // Due again at once: the consumer's pause, not the row, holds it back.
+    write_delivery(item, "pending", item.attempt - 1, now, "throttled", {}, std::nullopt, now);
+    SQLite::Statement pause(db_, kThrottleConsumerSql);
+    pause.bind(1, static_cast<int64_t>(spec_.id));
+    pause.bind(2, static_cast<int64_t>(to_millis(now)));
+    pause.bind(3, static_cast<int64_t>(to_millis(add_saturating(now, delay))));
+    if (reason.empty()) {
+      pause.bind(4);
+    } else {
+      pause.bind(4, reason);
+    }
+    pause.bind(5, static_cast<int64_t>(1));
+    pause.exec();
     drop_claim_if_finished();
     return std::string("pending");
   });

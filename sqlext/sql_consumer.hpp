@@ -44,6 +44,12 @@ class SqlConsumer {
   // as done().
   std::string fail(const std::string& event_id, const std::string& error, bool permanent);
 
+  // Gives back `event_id` of the claim inside the calling statement's transaction, spending no
+  // attempt, and pauses the whole consumer for `delay` in every process (Outcome::kThrottle),
+  // `reason` shown as the pause's note. The rest of the claim goes back at the next claim or
+  // sluice_release. Returns "pending". Same errors as done().
+  std::string throttle(const std::string& event_id, Duration delay, const std::string& reason);
+
   // Gives back what is left of the claim: pending again, no attempt spent. In a transaction of its
   // own. Returns how many events were given back.
   int release();

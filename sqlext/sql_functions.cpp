@@ -13,6 +13,7 @@
 #include "sluice/database.hpp"
 #include "sluice/dead_letters.hpp"
 #include "sluice/error.hpp"
+#include "sluice/pause.hpp"
 #include "sql_connection.hpp"
 #include "testing_kit.hpp"
 #include "time_format.hpp"
@@ -383,6 +384,52 @@ void sluice_dlq_discard(sqlite3_context* ctx, int, Args argv) {
   });
 }
 
+// sluice_pause(consumer [, until_ms [, note]]): until_ms NULL or absent lasts until resumed.
+void sluice_pause(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    require_autocommit(c, "sluice_pause");
+    PauseOptions pause;
+    if (sqlite3_value* until = arg(argc, argv, 1); !is_null(until)) {
+      if (sqlite3_value_type(until) != SQLITE_INTEGER) {
+        throw InvalidArgument(
+            "sluice: sluice_pause: until must be milliseconds since the epoch, or NULL (until "
+            "resumed)");
+      }
+      pause.until = TimePoint(Duration(sqlite3_value_int64(until)));
+    }
+    if (sqlite3_value* note = arg(argc, argv, 2); !is_null(note)) pause.note = text(note);
+    AuditEntry audit{.source = "sql"};
+    pause_consumer(c.db(), text(argv[0]), pause, {}, audit);
+    sqlite3_result_int64(ctx, 1);
+  });
+}
+
+void sluice_resume(sqlite3_context* ctx, int, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    c.require_schema();
+    require_autocommit(c, "sluice_resume");
+    AuditEntry audit{.source = "sql"};
+    sqlite3_result_int64(ctx, resume_consumer(c.db(), text(argv[0]), {}, audit) ? 1 : 0);
+  });
+}
+
+// sluice_throttle(consumer, event_id, delay_ms [, reason]).
+void sluice_throttle(sqlite3_context* ctx, int argc, Args argv) {
+  run(ctx, [&](SqlConnection& c) {
+    if (sqlite3_value_type(argv[2]) != SQLITE_INTEGER || sqlite3_value_int64(argv[2]) < 0) {
+      throw InvalidArgument(
+          "sluice: sluice_throttle: the delay must be a whole number of milliseconds, 0 or more");
+    }
+    const auto delay = Duration(
+        std::min<std::int64_t>(sqlite3_value_int64(argv[2]), Options::kLongestDuration.count()));
+    sqlite3_value* reason = arg(argc, argv, 3);
+    result_text(
+        ctx, c.consumer(text(argv[0]))
+                 .throttle(text(argv[1]), delay, is_null(reason) ? std::string() : text(argv[3])));
+  });
+}
+
 struct Function {
   const char* name;
   int min_args;
@@ -410,6 +457,9 @@ const Function kFunctions[] = {
     {"sluice_delivery_state", 2, 2, sluice_delivery_state, false},
     {"sluice_dlq_replay", 2, 2, sluice_dlq_replay, false},
     {"sluice_dlq_discard", 3, 3, sluice_dlq_discard, false},
+    {"sluice_pause", 1, 3, sluice_pause, false},
+    {"sluice_resume", 1, 1, sluice_resume, false},
+    {"sluice_throttle", 3, 4, sluice_throttle, false},
 };
 
 }  // namespace

@@ -60,7 +60,7 @@ TEST_CASE("record_audit commits with the caller's transaction and refuses what i
   CHECK(list_audit(db).empty());
   CHECK_THROWS_WITH_AS(record_audit(db, {.action = "delete", .filter = "{}"}),
                        "sluice: record audit: unknown action 'delete' (replay, discard, "
-                       "backfill, prune, remove)",
+                       "backfill, prune, remove, pause, resume)",
                        InvalidArgument);
   CHECK_THROWS_WITH_AS(record_audit(db, {.action = "prune", .source = "cron"}),
                        "sluice: record audit: unknown source 'cron' (cli, console, sql, api)",
@@ -163,7 +163,11 @@ TEST_CASE("an old file's audit log is kept by the migration that admits sql and 
     record_audit(
         db, {.action = "prune", .filter = R"({"older_than":"7d"})", .count = 4, .source = "cli"});
     // Back to version 6, with the audit table of versions 5 and 6 and without the columns of
-    // version 8, as a file written before the migration has it.
+    // versions 8 and 9, as a file written before the migration has it.
+    for (const char* column :
+         {"paused_at", "paused_until", "pause_note", "paused_by", "throttled_total"}) {
+      db.exec(std::string("ALTER TABLE sluice_consumers DROP COLUMN ") + column);
+    }
     db.exec(
         "DROP TABLE sluice_audit; CREATE TABLE sluice_audit (id INTEGER PRIMARY KEY, at INTEGER "
         "NOT NULL, action TEXT NOT NULL CHECK (action = 'replay' OR action = 'discard' OR action "

@@ -544,6 +544,62 @@ static void test_permanent_snooze_and_unknown_outcomes(void) {
   fixture_close(&f);
 }
 
+/* A paused consumer claims nothing; a resumed one delivers; SLUICE_THROTTLE gives the event back
+   with no attempt spent and pauses the consumer; sluice_stats_v2 shows both. */
+static void test_pause_resume_and_throttle(void) {
+  Script script;
+  script_init(&script, SLUICE_DONE);
+  Fixture f = {0};
+  fixture_open(&f, "billing", &script, NULL);
+  char* error = NULL;
+  CHECK(sluice_consumer_pause(f.db, "nobody", 0, NULL, &error) == SLUICE_NOTFOUND);
+  sluice_free(error);
+  error = NULL;
+  CHECK(sluice_consumer_pause(f.db, "billing", 1, NULL, &error) == SLUICE_INVALID);
+  sluice_free(error);
+  error = NULL;
+  CHECK_OK(sluice_consumer_pause(f.db, "billing", 0, "card processor down", &error), error);
+  sluice_new_event first = {.topic = "order.placed", .id = "evt-paused"};
+  enqueue_committed(f.conn, &first);
+  sluice_drain_result drained = {0};
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  CHECK(script.calls == 0);
+  sluice_consumer_stats_v2* stats = NULL;
+  size_t n = 0;
+  CHECK_OK(sluice_stats_v2(f.db, &stats, &n, &error), error);
+  CHECK(n == 1 && stats[0].paused == 1 && stats[0].paused_until_ms == 0 &&
+        stats[0].paused_since_ms > 0 && strcmp(stats[0].pause_note, "card processor down") == 0 &&
+        strcmp(stats[0].paused_by, "operator") == 0 && stats[0].pending == 1);
+  sluice_free(stats);
+  int was_paused = 0;
+  CHECK_OK(sluice_consumer_resume(f.db, "billing", &was_paused, &error), error);
+  CHECK(was_paused == 1);
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  CHECK(script.calls == 1 && drained.delivered == 1);
+
+  script.outcome = SLUICE_THROTTLE;
+  script.snooze_ms = 3600 * 1000;
+  script.error = "429";
+  sluice_new_event second = {.topic = "order.placed", .id = "evt-throttled"};
+  enqueue_committed(f.conn, &second);
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  CHECK(script.calls == 2 && script.last_attempt == 1);
+  CHECK(count(f.conn, "SELECT count(*) FROM handled") == 1);
+  CHECK(count(f.conn, "SELECT attempts FROM sluice_deliveries") == 0);
+  CHECK_OK(sluice_stats_v2(f.db, &stats, &n, &error), error);
+  CHECK(n == 1 && stats[0].paused == 1 && stats[0].throttled_total == 1 &&
+        stats[0].snoozed_total == 0 && strcmp(stats[0].paused_by, "throttle") == 0 &&
+        strcmp(stats[0].pause_note, "429") == 0 && stats[0].paused_until_ms > 0);
+  sluice_free(stats);
+  script.outcome = SLUICE_DONE;
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  CHECK(script.calls == 2);
+  CHECK_OK(sluice_consumer_resume(f.db, "billing", &was_paused, &error), error);
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  CHECK(script.calls == 3 && script.last_attempt == 1);
+  fixture_close(&f);
+}
+
 static void test_handler_that_ends_the_transaction_itself_is_dead_lettered(void) {
   Script script;
   script_init(&script, SLUICE_DONE);
@@ -1079,6 +1135,7 @@ int main(void) {
   test_retry_rolls_back_the_handlers_row();
   test_retries_spend_attempts_until_exhausted();
   test_permanent_snooze_and_unknown_outcomes();
+  test_pause_resume_and_throttle();
   test_handler_that_ends_the_transaction_itself_is_dead_lettered();
   test_ordered_consumer_parks_the_key_of_a_dead_letter();
   test_outside_transaction_handler_gets_no_connection();

@@ -134,6 +134,11 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
         WHERE suspect = 1 AND state = 'pending';
       DROP TABLE sluice_audit;
               DROP INDEX sluice_events_created;
+      ALTER TABLE sluice_consumers DROP COLUMN paused_at;
+      ALTER TABLE sluice_consumers DROP COLUMN paused_until;
+      ALTER TABLE sluice_consumers DROP COLUMN pause_note;
+      ALTER TABLE sluice_consumers DROP COLUMN paused_by;
+      ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
       DROP TABLE sluice_workers;
       ALTER TABLE sluice_claims DROP COLUMN worker_id;
       DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');

@@ -595,6 +595,41 @@ TEST_CASE(
 
 // What the console_api fuzz target checks below HTTP, here through it: httplib decodes %FF into
 // a byte that is no UTF-8, which must come back in a 4xx answer that is still JSON.
+TEST_CASE("pause and resume: the consumer row says so, the audit log records it") {
+  CliFixture f;
+  dead_letter_file(f);
+  Console console(f);
+  check_error(console.post("/api/consumers/pause", {{"consumer", "nobody"}}), 404, "nobody");
+  check_error(console.post("/api/consumers/pause", json::object()), 400, "\"consumer\"");
+  check_error(
+      console.post("/api/consumers/pause", {{"consumer", "billing"}, {"for", "1h"}, {"until", 0}}),
+      400, "not both");
+  check_error(console.post("/api/consumers/pause", {{"consumer", "billing"}, {"until", 0}}), 400,
+              "not after now");
+  CHECK(console.get_json("/api/audit")["entries"].empty());
+
+  const json paused = console.post_json("/api/consumers/pause",
+                                        {{"consumer", "billing"}, {"for", "1h"}, {"note", "PSP"}});
+  CHECK(paused["name"] == "billing");
+  CHECK(paused["pause"]["by"] == "operator");
+  CHECK(paused["pause"]["note"] == "PSP");
+  CHECK(paused["pause"]["until"].is_string());
+  bool shown = false;
+  const json overview = console.get_json("/api/overview");
+  for (const json& c : overview["consumers"])
+    shown |= c["name"] == "billing" && c["pause"]["note"] == "PSP";
+  CHECK(shown);
+  const json resumed = console.post_json("/api/consumers/resume", {{"consumer", "billing"}});
+  CHECK(resumed["was_paused"] == true);
+  CHECK(resumed["pause"].is_null());
+  const json entries = console.get_json("/api/audit")["entries"];
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0]["action"] == "pause");
+  CHECK(entries[0]["source"] == "console");
+  CHECK(entries[0]["note"] == "PSP");
+  CHECK(entries[1]["action"] == "resume");
+}
+
 TEST_CASE("bytes that are not UTF-8 in a query, a path or a body: 4xx with JSON, never 500") {
   CliFixture f;
   dead_letter_file(f);

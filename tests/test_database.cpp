@@ -91,8 +91,18 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema version 8 added, dropped: turns a new file back into one of version 7.
-const char* const kWithoutVersion8 = R"sql(
+// What schema version 9 added, dropped: turns a new file back into one of version 8.
+const char* const kWithoutVersion9 = R"sql(
+  ALTER TABLE sluice_consumers DROP COLUMN paused_at;
+  ALTER TABLE sluice_consumers DROP COLUMN paused_until;
+  ALTER TABLE sluice_consumers DROP COLUMN pause_note;
+  ALTER TABLE sluice_consumers DROP COLUMN paused_by;
+  ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
+)sql";
+
+// What schema versions 8 and 9 added, dropped: turns a new file back into one of version 7.
+// (Version 9's audit table takes what version 7's did, and more.)
+const std::string kWithoutVersion8 = std::string(kWithoutVersion9) + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN initial_backoff_ms;
   ALTER TABLE sluice_consumers DROP COLUMN max_backoff_ms;
   ALTER TABLE sluice_consumers DROP COLUMN backoff_multiplier;
@@ -100,9 +110,9 @@ const char* const kWithoutVersion8 = R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN backoff_seed;
 )sql";
 
-// What schema versions 5 to 8 added, dropped: turns a new file back into one of an older
-// version. (Version 7 rebuilt sluice_audit, which goes with version 5's.)
-const std::string kWithoutVersion5 = std::string(kWithoutVersion8) + R"sql(
+// What schema versions 5 to 9 added, dropped: turns a new file back into one of an older
+// version. (Versions 7 and 9 rebuilt sluice_audit, which goes with version 5's.)
+const std::string kWithoutVersion5 = kWithoutVersion8 + R"sql(
   DROP TABLE sluice_workers;
   ALTER TABLE sluice_claims DROP COLUMN worker_id;
   DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
@@ -331,6 +341,11 @@ TEST_CASE("a version 5 file gains the worker registry and ids that are never reu
     SQLite::Database db = open_database(path);
     db.exec(kWithoutVersion8);
     db.exec(R"sql(
+      ALTER TABLE sluice_consumers DROP COLUMN paused_at;
+      ALTER TABLE sluice_consumers DROP COLUMN paused_until;
+      ALTER TABLE sluice_consumers DROP COLUMN pause_note;
+      ALTER TABLE sluice_consumers DROP COLUMN paused_by;
+      ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
       DROP TABLE sluice_workers;
       ALTER TABLE sluice_claims DROP COLUMN worker_id;
       DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');

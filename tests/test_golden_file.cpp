@@ -107,6 +107,17 @@ TEST_CASE("the golden file of schema version 4 opens, migrates and delivers") {
   CHECK(stats["audit"].delivered_total == 6);
   CHECK(stats["mailer"].pending == 2);
   CHECK(stats["mailer"].delivered_total == 0);
+  // Version 8: no consumer of an older file is paused, none was throttled, and its audit log
+  // (none in version 4) takes the new actions.
+  for (const auto& [name, one] : stats) {
+    CAPTURE(name);
+    CHECK_FALSE(one.paused);
+    CHECK(one.paused_by.empty());
+    CHECK(one.throttled_total == 0);
+  }
+  sluice::pause_consumer(db, "shipping");
+  CHECK(sluice::list_audit(db).back().action == "pause");
+  CHECK(sluice::resume_consumer(db, "shipping"));
   CHECK(count(db, "SELECT count(*) FROM orders WHERE status = 'charged'") == 3);
   CHECK(count(db, "SELECT count(*) FROM ledger") == 3 + 7);
   CHECK(count(db, "SELECT count(*) FROM sluice_inbox") >= 3 + 7);

@@ -31,7 +31,7 @@ namespace {
 constexpr auto kPatience = seconds(20);
 constexpr const char* kDataVersion = "PRAGMA data_version";
 // How IdleCheck's statement begins: the worker runs it once it has nothing to do.
-constexpr const char* kIdleCheck = "SELECT (SELECT min(d.next_attempt_at)";
+constexpr const char* kIdleCheck = "SELECT (SELECT min(t) FROM (SELECT min(d.next_attempt_at)";
 
 // Thread-safe. Counts the statements a connection runs on any thread (the worker's), by text.
 class StatementLog {

@@ -42,9 +42,10 @@ std::int64_t insert_audit(SQLite::Database& db, const AuditEntry& entry, TimePoi
 }  // namespace
 
 void validate_audit_entry(const AuditEntry& entry) {
-  if (!one_of(entry.action, {"replay", "discard", "backfill", "prune", "remove"})) {
+  if (!one_of(entry.action,
+              {"replay", "discard", "backfill", "prune", "remove", "pause", "resume"})) {
     throw InvalidArgument("sluice: record audit: unknown action '" + entry.action +
-                          "' (replay, discard, backfill, prune, remove)");
+                          "' (replay, discard, backfill, prune, remove, pause, resume)");
   }
   if (!one_of(entry.source, {"cli", "console", "sql", "api"})) {
     throw InvalidArgument("sluice: record audit: unknown source '" + entry.source +

@@ -18,6 +18,7 @@
 #include "schema.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "throttle_sql.hpp"
 #include "time_format.hpp"
 #include "write_transaction.hpp"
 
@@ -133,6 +134,7 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options, const char* k
                        "UPDATE sluice_consumers SET cursor = coalesce(?5, cursor), "
                        "delivered_total = delivered_total + ?2, retries_total = retries_total + "
                        "?3, snoozed_total = snoozed_total + ?4 WHERE id = ?1"),
+      throttle_consumer_(db, kThrottleConsumerSql),
       unhandled_in_range_(
           db, event_query(" FROM sluice_events e CROSS JOIN sluice_subscriptions s "
                           "WHERE e.seq > ?1 AND e.seq <= ?2 AND s.consumer_id = ?3 "
@@ -179,8 +181,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options, const char* k
       claim_start_(db,
                    "SELECT c.cursor, (SELECT coalesce(max(seq), 0) FROM sluice_events), (SELECT "
                    "min(next_attempt_at) FROM sluice_deliveries INDEXED BY sluice_deliveries_due "
-                   "WHERE consumer_id = ?1 AND state = 'pending') FROM sluice_consumers c WHERE "
-                   "c.id = ?1"),
+                   "WHERE consumer_id = ?1 AND state = 'pending'), c.paused_at, c.paused_until "
+                   "FROM sluice_consumers c WHERE c.id = ?1"),
       newest_seq_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events"),
       // A row scheduled after ?2 is due no earlier than it was scheduled, so only the due index's
       // range of rows due after ?2 is read.
@@ -305,6 +307,8 @@ bool Deliverer::has_work(ConsumerSpec& spec, TimePoint now) {
   // One claim at a time per ordered consumer: while a live worker holds one, it delivers.
   if (spec.options.ordered && live_ones) return false;
   const ClaimStart at = read_claim_start(spec);
+  // Paused: nothing is claimed; the idle worker wakes when the pause ends (IdleCheck).
+  if (at.held_at(now)) return false;
   if (*at.newest > at.cursor) return true;
   if (!at.due_at(now)) return false;
   // The claim's own query: a row held back by its key, or of a topic with no handler here, is
@@ -442,7 +446,22 @@ bool Deliverer::unchanged_since_commit() {
 void Deliverer::write_cursor(std::int64_t cursor) { row_change_.cursor = cursor; }
 
 void Deliverer::write_consumer_row(const ConsumerSpec& spec) {
-  const ConsumerRowChange& change = row_change_;
+  ConsumerRowChange& change = row_change_;
+  if (change.throttle_until) {
+    rewind(throttle_consumer_);
+    throttle_consumer_.bind(1, static_cast<int64_t>(spec.id));
+    throttle_consumer_.bind(2, static_cast<int64_t>(to_millis(clock_->now())));
+    throttle_consumer_.bind(3, static_cast<int64_t>(to_millis(*change.throttle_until)));
+    if (change.throttle_reason.empty()) {
+      throttle_consumer_.bind(4);
+    } else {
+      throttle_consumer_.bind(4, change.throttle_reason);
+    }
+    throttle_consumer_.bind(5, static_cast<int64_t>(change.throttled));
+    throttle_consumer_.exec();
+    change.throttle_until.reset();
+    change.throttled = 0;
+  }
   if (change.delivered + change.retried + change.snoozed == 0 && !change.cursor) return;
   rewind(update_consumer_);
   update_consumer_.bind(1, static_cast<int64_t>(spec.id));
@@ -470,6 +489,11 @@ Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec) {
   start.newest = claim_start_.getColumn(1).getInt64();
   if (!claim_start_.isColumnNull(2))
     start.next_due = TimePoint(Duration(claim_start_.getColumn(2).getInt64()));
+  if (!claim_start_.isColumnNull(3)) {
+    start.held_until = claim_start_.isColumnNull(4)
+                           ? TimePoint::max()
+                           : TimePoint(Duration(claim_start_.getColumn(4).getInt64()));
+  }
   rewind(claim_start_);
   return start;
 }
@@ -481,6 +505,7 @@ Deliverer::ClaimStart Deliverer::claim_start(const ConsumerSpec& spec, TimePoint
     known.cursor = committed_->cursor;
     // Rows this transaction made pending before the claim count too.
     known.next_due = std::min(committed_->next_due, pending_due_in_transaction_);
+    known.held_until = committed_->held_until;
     // Due rows are claimed by the statements, which know which are held back.
     if (!known.due_at(now)) return known;
   }
@@ -503,7 +528,10 @@ Deliverer::Committed Deliverer::on_commit(const ConsumerSpec& spec) const {
     after.consumer_id = spec.id;
     after.cursor = row_change_.cursor.value_or(start.cursor);
     after.next_due = std::min(start.next_due, pending_due_in_transaction_);
+    after.held_until = start.held_until;
   }
+  // A throttle's pause is merged into the row by SQL (an operator's pause wins): read it again.
+  if (row_change_.throttle_until) after.consumer_id = 0;
   return after;
 }
 
@@ -525,6 +553,10 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
   const ClaimStart at = claim_start(spec, now);
   const std::int64_t cursor = at.cursor;
   start_in_transaction_.emplace(spec.id, at);
+  if (held_in_transaction(at, now)) {
+    if (finished_claim != 0) claims_.close(finished_claim);
+    return std::nullopt;
+  }
 
   Claim claim;
   claim.items = std::move(spare_items_);
@@ -630,6 +662,20 @@ std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int6
   return read_to;
 }
 
+bool Deliverer::held_in_transaction(const ClaimStart& at, TimePoint now) const {
+  return at.held_at(now) || (row_change_.throttle_until && *row_change_.throttle_until > now);
+}
+
+bool Deliverer::held_now(const ConsumerSpec& spec, TimePoint now) {
+  return read_claim_start(spec).held_at(now);
+}
+
+bool Deliverer::release_while_held(ConsumerSpec& spec, Claim& claim, TimePoint now) {
+  if (claim.done() || !held_in_transaction(claim_start(spec, now), now)) return false;
+  for (; !claim.done(); ++claim.next) hold_back(spec, claim.items[claim.next], "released");
+  return true;
+}
+
 bool Deliverer::any_key_held(const ConsumerSpec& spec) {
   rewind(any_key_held_);
   any_key_held_.bind(1, static_cast<int64_t>(spec.id));
@@ -652,6 +698,7 @@ void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   const int room = options_.batch_size - static_cast<int>(claim.items.size() - claim.next);
   if (room <= 0) return;
   const ClaimStart at = read_claim_start(spec);
+  if (held_in_transaction(at, now)) return;
   const std::int64_t end = claim_fresh(spec, now, at.cursor, at.newest, room, claim);
   if (end != at.cursor) claims_.move_end(claim.id, end);
 }
@@ -716,6 +763,8 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
       const auto began = std::chrono::steady_clock::now();
       const TimePoint now = clock_->now();
       release_after_backfill(spec, claim);
+      // Paused since the claim was made: none of the rest is handed to its handler.
+      release_while_held(spec, claim, now);
       // The step's delivery rows are written together when it commits (commit_step); nothing
       // of the step reads them before.
       deferred_count_ = 0;
@@ -727,6 +776,8 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
         }
         handle_in_transaction(spec, claim, claim.next == start, now, result);
         ++claim.next;
+        // A throttle pauses the whole consumer: the rest of the claim goes back uncalled.
+        if (row_change_.throttle_until) release_while_held(spec, claim, now);
       }
       next = commit_step(tx, spec, claim, start, stopping, now, result);
       claim.step_outcomes.clear();
@@ -893,6 +944,12 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
   Claim& claim = *in_hand;
   std::optional<Claim> next;
   const auto began = std::chrono::steady_clock::now();
+  // Paused since the claim was made: nothing of it is handed to a handler.
+  if (held_now(spec, clock_->now())) {
+    release(spec, in_hand);
+    result.progressed = true;
+    return result;
+  }
   OutsideGroup group = prepare_outside(spec, claim, claim.next);
   run_outside(group);
   return_events(group, claim);
@@ -907,8 +964,14 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     // No later item starts once a backfill has run since the claim (see release_after_backfill).
     const bool backfilled = backfills() != claim.backfills;
     std::optional<OutsideGroup> ahead;
-    if (!backfilled && group.end < claim.items.size() &&
-        spec.batch_handlers.count(claim.items[group.end].event.topic) > 0) {
+    // Nor once the consumer is paused: by this batch's throttle (not committed yet), or by
+    // anyone else.
+    const bool throttled = std::any_of(
+        group.outcomes.begin(), group.outcomes.end(),
+        [](const Outcome& outcome) { return outcome.kind == Outcome::Kind::kThrottle; });
+    if (!backfilled && !throttled && group.end < claim.items.size() &&
+        spec.batch_handlers.count(claim.items[group.end].event.topic) > 0 &&
+        !held_now(spec, clock_->now())) {
       // A worker that stalled in this batch's handler past the recovery of its claim hands none
       // of the claim's later events to a handler: they are another worker's now (the commit
       // below would refuse this batch's outcomes, but only after the next batch had gone out).
@@ -943,6 +1006,9 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
       mark_fresh_seen(spec, fresh_done_, now, committed);
       claim.next = group.end;
       if (backfilled) release_after_backfill(spec, claim);
+      // Paused (perhaps by this group's throttle): the rest goes back uncalled. A batch running
+      // ahead was handed over already; its outcomes commit next, and the rest goes back then.
+      if (!ahead) release_while_held(spec, claim, now);
       if (extend) extend_claim(spec, claim, now);
       next = commit_step(tx, spec, claim, group.start, stopping, now, committed);
       result.held_write_lock =
@@ -1075,6 +1141,8 @@ void Deliverer::run_outside(OutsideGroup& group) {
       }
     } catch (const PermanentError& e) {
       results.assign(group.batch.size(), Outcome::permanent(e.what()));
+    } catch (const Throttled& e) {
+      results.assign(group.batch.size(), Outcome::throttle(e.delay(), e.reason()));
     } catch (const std::exception& e) {
       results.assign(group.batch.size(), Outcome::retry(e.what()));
     } catch (...) {
@@ -1110,6 +1178,20 @@ void Deliverer::delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint
 void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,
                                TimePoint now, StepResult& result) {
   const Event& event = item.event;
+  if (outcome.kind == Outcome::Kind::kThrottle) {
+    // Due again at once: the consumer's pause, not the row, holds it back.
+    write_delivery(spec.id, event, "pending", item.attempt - 1, now, 0, "throttled", {},
+                   std::nullopt, now);
+    ++result.throttled;
+    const TimePoint until = add_saturating(now, std::max(outcome.delay, Duration(0)));
+    if (!row_change_.throttle_until || until > *row_change_.throttle_until) {
+      row_change_.throttle_until = until;
+      row_change_.throttle_reason = outcome.error;
+    }
+    log(LogLevel::kWarn, "throttled; the consumer pauses", spec, event, item.attempt, outcome.error,
+        now);
+    return;
+  }
   if (outcome.kind == Outcome::Kind::kSnooze) {
     write_delivery(spec.id, event, "pending", item.attempt - 1, add_saturating(now, outcome.delay),
                    0, "snoozed", {}, std::nullopt, now);
@@ -1178,6 +1260,7 @@ void Deliverer::add_counters(const StepResult& result) {
   row_change_.delivered += result.delivered;
   row_change_.retried += result.retried;
   row_change_.snoozed += result.snoozed;
+  row_change_.throttled += result.throttled;
 }
 
 void Deliverer::settle_delivery(std::int64_t consumer_id, const ClaimedItem& item, TimePoint now,

@@ -93,6 +93,7 @@ struct StepResult {
   long long delivered = 0;
   long long retried = 0;
   long long snoozed = 0;
+  long long throttled = 0;
   long long dead_lettered = 0;
   // The longest the step held the write lock at a stretch (a handler outside the transaction
   // does not count): what a writer of the app may have waited behind.
@@ -176,7 +177,10 @@ class Deliverer {
     std::int64_t cursor = 0;
     std::optional<std::int64_t> newest;
     TimePoint next_due = TimePoint::max();  // max: no pending row
+    // Until when the consumer is paused (pause.hpp): min when it is not, max until resumed.
+    TimePoint held_until = TimePoint::min();
     bool due_at(TimePoint now) const { return next_due <= now; }
+    bool held_at(TimePoint now) const { return held_until > now; }
   };
   ClaimStart read_claim_start(const ConsumerSpec& spec);
   // The claim start of `spec` without a statement when this deliverer knows it: nothing has
@@ -203,12 +207,21 @@ class Deliverer {
     std::int64_t consumer_id = 0;  // whose cursor and next due time follow; 0 if none
     std::int64_t cursor = 0;
     TimePoint next_due = TimePoint::max();
+    TimePoint held_until = TimePoint::min();
   };
   // What the file will hold once this transaction of `spec` commits (see committed_); called
   // before write_consumer_row, which forgets the cursor noted.
   Committed on_commit(const ConsumerSpec& spec) const;
   // Notes `after` as what the file holds after the commit just made.
   void note_committed(Committed after);
+  // Whether `spec` is paused at `now` in this write transaction: by the file, or by a throttle
+  // this transaction noted.
+  bool held_in_transaction(const ClaimStart& at, TimePoint now) const;
+  // Whether `spec` is paused at `now`, read outside a transaction.
+  bool held_now(const ConsumerSpec& spec, TimePoint now);
+  // Once the consumer is paused: gives back the claim's items from `next` on (none has been
+  // handed to a handler), pending again with no attempt spent, and returns true.
+  bool release_while_held(ConsumerSpec& spec, Claim& claim, TimePoint now);
   // Whether any delivery row of `spec` holds back later events of its key.
   bool any_key_held(const ConsumerSpec& spec);
   // Whether an earlier event of the item's key holds it back.
@@ -354,6 +367,10 @@ class Deliverer {
     long long retried = 0;
     long long snoozed = 0;
     std::optional<std::int64_t> cursor;
+    // A handler's throttle (Outcome::kThrottle): how many, and the latest end asked for.
+    long long throttled = 0;
+    std::optional<TimePoint> throttle_until;
+    std::string throttle_reason;
   };
   ConsumerRowChange row_change_;
   std::optional<std::int64_t> backfills_in_transaction_;
@@ -367,6 +384,7 @@ class Deliverer {
   SQLite::Statement begin_;
   SQLite::Statement commit_;
   SQLite::Statement update_consumer_;
+  SQLite::Statement throttle_consumer_;
   SQLite::Statement unhandled_in_range_;
   SQLite::Statement claimed_rows_;
   SQLite::Statement due_rows_;

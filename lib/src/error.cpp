@@ -9,4 +9,10 @@ SchemaVersionError::SchemaVersionError(int file_version, int library_version)
       file_version_(file_version),
       library_version_(library_version) {}
 
+Throttled::Throttled(Duration delay, std::string reason)
+    : Error("sluice: throttled for " + std::to_string(delay.count()) + " ms" +
+            (reason.empty() ? std::string() : ": " + reason)),
+      delay_(delay),
+      reason_(std::move(reason)) {}
+
 }  // namespace sluice

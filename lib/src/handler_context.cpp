@@ -107,6 +107,8 @@ Outcome call_handler(const Handler& handler, const Event& event, HandlerContext&
     outcome = std::move(context).requested();
   } catch (const PermanentError& e) {
     outcome = Outcome::permanent(e.what());
+  } catch (const Throttled& e) {
+    outcome = Outcome::throttle(e.delay(), e.reason());
   } catch (const SQLite::Exception& e) {
     guard.disarm();
     if (is_storage_failure(e.getExtendedErrorCode())) throw_database_error("deliver", e);
@@ -135,6 +137,8 @@ Outcome call_outside_handler(const Handler& handler, const Event& event, Handler
     return std::move(context).requested();
   } catch (const PermanentError& e) {
     return Outcome::permanent(e.what());
+  } catch (const Throttled& e) {
+    return Outcome::throttle(e.delay(), e.reason());
   } catch (const std::exception& e) {
     return Outcome::retry(e.what());
   } catch (...) {

@@ -60,6 +60,9 @@ class HandlerContext final : public Context {
   void dead_letter(std::string error) override {
     requested_ = Outcome::permanent(std::move(error));
   }
+  void throttle(Duration delay, std::string reason) override {
+    requested_ = Outcome::throttle(delay, std::move(reason));
+  }
 
   // What the handler asked for through snooze, retry or dead_letter; done if nothing.
   Outcome requested() && { return std::move(requested_); }
@@ -74,15 +77,16 @@ class HandlerContext final : public Context {
 
 // Calls `handler` on `event` as one in-transaction attempt, with `guard` armed, and returns the
 // Outcome by Handler's contract: what it asked for through `context`; permanent for
-// PermanentError or for trying to end the transaction; retry for any other exception. A storage
-// failure (disk full, I/O, busy, a damaged file) is no fault of the handler: it leaves as a
-// DatabaseError, so that the caller abandons the transaction without spending an attempt.
+// PermanentError or for trying to end the transaction; throttle for Throttled; retry for any other
+// exception. A storage failure (disk full, I/O, busy, a damaged file) is no fault of the handler:
+// it leaves as a DatabaseError, so that the caller abandons the transaction without spending an
+// attempt.
 Outcome call_handler(const Handler& handler, const Event& event, HandlerContext& context,
                      TransactionControlGuard& guard);
 
 // Calls `handler` on `event` as one outside-transaction attempt (`context` has no connection) and
 // returns the Outcome by Handler's contract: what it asked for through `context`; permanent for
-// PermanentError; retry for any other exception.
+// PermanentError; throttle for Throttled; retry for any other exception.
 Outcome call_outside_handler(const Handler& handler, const Event& event, HandlerContext& context);
 
 }  // namespace sluice

@@ -29,7 +29,8 @@ class IdleCheck {
   struct Finding {
     // When the earliest pending delivery due after `looked_at` falls due, if any. A pending row
     // due by `looked_at` was seen by the look and is no news: one held back by its key or of a
-    // topic with no handler here stays so until a commit changes that.
+    // topic with no handler here stays so until a commit changes that. The end of a pause of
+    // one of the consumers counts too.
     std::optional<TimePoint> next_due;
     // Whether another worker holds a claim of these consumers: it may die or its lease run out,
     // which no commit announces (Deliverer::step tells whether a claim is abandoned).

@@ -231,9 +231,40 @@ ALTER TABLE sluice_consumers ADD COLUMN backoff_jitter REAL;
 ALTER TABLE sluice_consumers ADD COLUMN backoff_seed INTEGER;  -- the uint64 seed's bits
 )sql";
 
+// Flow control (pause.hpp). A consumer is held, and no worker of any process claims for it, while
+// paused_at is set and paused_until is unset or still ahead: an operator's pause, a handler's
+// throttle (paused_by), all in the one row every worker's claim reads
+// already. A resume clears them; a pause that ran out keeps them, and is in force again should
+// the clock be set back before its end (its end is absolute, as a not-before time is).
+// Pauses and resumes are audited, so the audit table is rebuilt again for its wider CHECK.
+static const char* const kVersion9 = R"sql(
+ALTER TABLE sluice_consumers ADD COLUMN paused_at INTEGER;     -- null: never paused
+ALTER TABLE sluice_consumers ADD COLUMN paused_until INTEGER;  -- null: until resumed
+ALTER TABLE sluice_consumers ADD COLUMN pause_note TEXT;
+ALTER TABLE sluice_consumers ADD COLUMN paused_by TEXT;        -- operator | throttle
+ALTER TABLE sluice_consumers ADD COLUMN throttled_total INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE sluice_audit_rebuilt (
+  id     INTEGER PRIMARY KEY,
+  at     INTEGER NOT NULL,
+  action TEXT NOT NULL CHECK (action = 'replay' OR action = 'discard' OR action = 'backfill' OR
+                              action = 'prune' OR action = 'remove' OR action = 'pause' OR
+                              action = 'resume'),
+  filter TEXT NOT NULL,                      -- JSON object
+  count  INTEGER NOT NULL,
+  note   TEXT,
+  source TEXT NOT NULL CHECK (source = 'console' OR source = 'cli' OR source = 'sql' OR
+                              source = 'api')
+);
+INSERT INTO sluice_audit_rebuilt (id, at, action, filter, count, note, source)
+  SELECT id, at, action, filter, count, note, source FROM sluice_audit ORDER BY id;
+DROP TABLE sluice_audit;
+ALTER TABLE sluice_audit_rebuilt RENAME TO sluice_audit;
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4,
-                                               kVersion5, kVersion6, kVersion7, kVersion8};
+  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3,
+                                               kVersion4, kVersion5, kVersion6,
+                                               kVersion7, kVersion8, kVersion9};
   return all;
 }
 

@@ -65,9 +65,9 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
     std::vector<ConsumerStats> all;
     SQLite::Statement consumers(
         db,
-        "SELECT id, name, cursor, delivered_total, retries_total, snoozed_total FROM "
-        "sluice_consumers "
-        "ORDER BY name");
+        "SELECT id, name, cursor, delivered_total, retries_total, snoozed_total, paused_at, "
+        "paused_until, coalesce(pause_note, ''), coalesce(paused_by, ''), throttled_total "
+        "FROM sluice_consumers ORDER BY name");
     SQLite::Statement topics(db,
                              "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
                              "ORDER BY topic");
@@ -81,6 +81,18 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       stats.delivered_total = consumers.getColumn(3).getInt64();
       stats.retries_total = consumers.getColumn(4).getInt64();
       stats.snoozed_total = consumers.getColumn(5).getInt64();
+      // A pause that ran out is no pause: its fields stay empty.
+      stats.paused = !consumers.getColumn(6).isNull() &&
+                     (consumers.getColumn(7).isNull() || consumers.getColumn(7).getInt64() > now);
+      if (stats.paused) {
+        stats.paused_since = TimePoint(Duration(consumers.getColumn(6).getInt64()));
+        if (!consumers.getColumn(7).isNull()) {
+          stats.paused_until = TimePoint(Duration(consumers.getColumn(7).getInt64()));
+        }
+        stats.pause_note = consumers.getColumn(8).getString();
+        stats.paused_by = consumers.getColumn(9).getString();
+      }
+      stats.throttled_total = consumers.getColumn(10).getInt64();
       topics.reset();
       topics.bind(1, static_cast<int64_t>(id));
       while (topics.executeStep()) stats.topics.push_back(topics.getColumn(0).getString());
@@ -190,6 +202,23 @@ std::string metrics_text(SQLite::Database& db, const Options& options) {
       {"sluice_waiting_for_handler", "gauge",
        "Pending events left for a worker with a handler for their topic.",
        [](const ConsumerStats& s) { return static_cast<double>(s.waiting_for_handler); }},
+      {"sluice_paused", "gauge",
+       "1 while the consumer is paused (by an operator or a throttling handler).",
+       [](const ConsumerStats& s) { return s.paused ? 1.0 : 0.0; }},
+      {"sluice_paused_since_seconds", "gauge",
+       "Unix time the pause in force began; 0 when not paused.",
+       [](const ConsumerStats& s) {
+         return s.paused ? s.paused_since.time_since_epoch().count() / 1000.0 : 0.0;
+       }},
+      {"sluice_paused_until_seconds", "gauge",
+       "Unix time the pause in force ends by itself; 0 when not paused or until resumed.",
+       [](const ConsumerStats& s) {
+         return s.paused && s.paused_until ? s.paused_until->time_since_epoch().count() / 1000.0
+                                           : 0.0;
+       }},
+      {"sluice_throttled_total", "counter",
+       "Events a throttling handler gave back without spending an attempt.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.throttled_total); }},
   };
   std::string out;
   for (const Metric& metric : kMetrics) {

@@ -50,6 +50,9 @@ int handle(void* user_data, const sluice_event* view, sqlite3* conn, sluice_outc
       case Action::kSnooze:
         outcome->snooze_ms = scripted.snooze.count();
         return SLUICE_SNOOZE;
+      case Action::kThrottle:
+        outcome->snooze_ms = scripted.snooze.count();
+        return SLUICE_THROTTLE;
     }
     return SLUICE_RETRY;
   } catch (const std::exception& e) {

@@ -16,6 +16,9 @@ enum class Action {
   kDeadLetter,       // ctx.dead_letter / Outcome::permanent
   kThrowPermanent,   // throws PermanentError
   kSnooze,           // ctx.snooze / Outcome::snooze
+  // Throttled / ctx.throttle / Outcome::throttle for `snooze`: never scripted, the
+  // kThrottleInFlight operation makes it. Writes nothing.
+  kThrottle,
 };
 
 struct Scripted {
@@ -28,7 +31,9 @@ struct Scripted {
   // Whether an in-transaction handler writes its application before it acts: a failing one that
   // wrote nothing needs nothing undone, one that wrote has its write rolled back.
   bool writes = true;
-  bool fails() const { return action != Action::kOk && action != Action::kSnooze; }
+  bool fails() const {
+    return action != Action::kOk && action != Action::kSnooze && action != Action::kThrottle;
+  }
   bool permanent() const {
     return action == Action::kDeadLetter || action == Action::kThrowPermanent;
   }

@@ -128,6 +128,12 @@ void check_stats(SQLite::Database& db, const ReferenceModel& model, const Sequen
     compare("delivered_total", stats.delivered_total, totals.delivered);
     compare("retries_total", stats.retries_total, totals.retries);
     compare("parked_keys", stats.parked_keys, static_cast<long long>(e.parked.size()));
+    compare("throttled_total", stats.throttled_total, totals.throttled);
+    // On real time a throttle's end is known only within the model's slack.
+    if (!config.seams) {
+      compare("paused", stats.paused ? 1 : 0,
+              model.paused_at(stats.consumer, options.clock->now()) ? 1 : 0);
+    }
     if (!wrong.empty()) out.push_back({"consumer_stats", stats.consumer + ":" + wrong});
   }
 }

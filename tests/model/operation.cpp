@@ -28,6 +28,9 @@ Duration clock_step(Rng& rng) {
 std::vector<Operation> generate_operations(std::uint64_t seed, int count, int instances,
                                            int consumers, bool threaded, bool seams, bool stalls) {
   Rng rng(mix(seed ^ 0x0b5));
+  // Flow control draws from a stream of its own, so that the other operations of a seed stay as
+  // they were.
+  Rng flow(mix(seed ^ 0xf10c));
   std::vector<Operation> ops;
   for (int i = 0; i < count; ++i) {
     Operation op;
@@ -80,6 +83,16 @@ std::vector<Operation> generate_operations(std::uint64_t seed, int count, int in
     if (stalls && rng.chance(6)) op.kind = OpKind::kStallInFlight;
     // It steps the clock past claim_lease, an hour in a stall sequence: see kStallInFlight.
     if (stalls && op.kind == OpKind::kForeignLockInFlight) op.kind = OpKind::kDrain;
+    const int flow_roll = flow.below(100);
+    if (flow_roll < 3) {
+      op.kind = OpKind::kPause;
+      op.step = clock_step(flow);
+    } else if (flow_roll < 6) {
+      op.kind = OpKind::kResume;
+    } else if (flow_roll < 9) {
+      op.kind = OpKind::kThrottleInFlight;
+      op.step = flow.chance(50) ? Duration(flow.between(0, 5000)) : clock_step(flow);
+    }
     const bool enqueues = op.kind == OpKind::kEnqueue || op.kind == OpKind::kEnqueueBatch ||
                           op.kind == OpKind::kEnqueueRolledBack ||
                           op.kind == OpKind::kEnqueueBadBatch;
@@ -114,7 +127,10 @@ const char* kind_name(OpKind kind) {
                                       "remove+add again",
                                       "foreign write lock(in flight)",
                                       "C start(in flight)",
-                                      "stall past the lease(in flight)"};
+                                      "stall past the lease(in flight)",
+                                      "pause",
+                                      "resume",
+                                      "throttle(in flight)"};
   return names[static_cast<int>(kind)];
 }
 
@@ -128,6 +144,15 @@ std::string describe(const Operation& op) {
     case OpKind::kClockForward:
     case OpKind::kClockBack:
       return out + std::to_string(op.step.count()) + "ms";
+    case OpKind::kPause:
+      return out + " c" + std::to_string(op.consumer) +
+             (op.pick % 2 == 0 ? " until resumed"
+                               : " for " + std::to_string(op.step.count()) + "ms");
+    case OpKind::kResume:
+      return out + " c" + std::to_string(op.consumer);
+    case OpKind::kThrottleInFlight:
+      return out + " instance " + std::to_string(op.instance) + " for " +
+             std::to_string(op.step.count()) + "ms";
     case OpKind::kBackfill:
     case OpKind::kBackfillInFlight:
     case OpKind::kRemoveReadd:

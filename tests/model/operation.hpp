@@ -61,6 +61,14 @@ enum class OpKind {
   // cannot look it up (pid 1 of a PID namespace of its own), recovers its claim as crashed. Then
   // the call returns: the stalled worker must not commit anything for the claim it lost.
   kStallInFlight,
+  // pause_consumer of consumer `consumer`, until resumed or (by `pick`) for `step`.
+  kPause,
+  // resume_consumer of consumer `consumer`.
+  kResume,
+  // A drain of instance `instance` whose first handler call on the drain's thread throttles
+  // (Throttled, ctx.throttle, Outcome::throttle, SLUICE_THROTTLE or sluice_throttle) for `step`:
+  // its events go back with no attempt spent and its consumer pauses for `step`.
+  kThrottleInFlight,
 };
 
 struct Operation {

@@ -156,24 +156,38 @@ const ModelEvent* ReferenceModel::unfinished_before(const ModelEvent& event,
   return nullptr;
 }
 
-std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
-                                               const std::vector<long long>& ns, int engine_attempt,
-                                               bool batch, TimePoint now,
-                                               std::vector<Violation>& out,
-                                               const void* connection) {
-  const std::set<long long> in_call(ns.begin(), ns.end());
+std::vector<ModelEvent*> ReferenceModel::called_events(const std::string& consumer,
+                                                       const std::vector<long long>& ns,
+                                                       std::vector<Violation>& out) {
   std::vector<ModelEvent*> events;
   for (long long n : ns) {
     ModelEvent* event = find(n);
     if (event == nullptr || event->pairs.count(consumer) == 0) {
       out.push_back({"call of an event the consumer does not take",
                      consumer + " was called with n=" + std::to_string(n)});
-      return std::vector<Scripted>(ns.size());
+      return {};
     }
     events.push_back(event);
   }
+  return events;
+}
+
+void ReferenceModel::judge_calls(const std::string& consumer,
+                                 const std::vector<ModelEvent*>& events, int engine_attempt,
+                                 TimePoint now, std::vector<Violation>& out) const {
+  std::set<long long> in_call;
+  for (const ModelEvent* event : events) in_call.insert(event->n);
+  if (const auto pause = pauses_.find(consumer);
+      pause != pauses_.end() && now < pause->second.ends) {
+    out.push_back({"call while paused",
+                   consumer + " was called with n=" + std::to_string(events.front()->n) +
+                       " while " + (pause->second.by_operator ? "paused" : "throttled") + " for " +
+                       (pause->second.ends == TimePoint::max()
+                            ? std::string("as long as it is not resumed")
+                            : std::to_string((pause->second.ends - now).count()) + " ms more")});
+  }
   // Judged against the state before the call: a batch handler is handed a key's events together.
-  for (ModelEvent* event : events) {
+  for (const ModelEvent* event : events) {
     const Pair& pair = event->pairs.at(consumer);
     const std::string who = consumer + " " + describe(*event);
     if (pair.state != PairState::kPending) {
@@ -202,6 +216,63 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
                                           std::to_string(pair.attempts + 1)});
     }
   }
+}
+
+std::vector<Scripted> ReferenceModel::on_throttled_call(
+    const std::string& consumer, const std::vector<long long>& ns, int engine_attempt, bool batch,
+    TimePoint now, Duration delay, const std::string& reason, std::vector<Violation>& out) {
+  const std::vector<ModelEvent*> events = called_events(consumer, ns, out);
+  if (events.empty()) return std::vector<Scripted>(ns.size());
+  judge_calls(consumer, events, engine_attempt, now, out);
+  Pause& pause = pauses_[consumer];
+  const bool operator_pause = pause.by_operator && now < pause.ends;
+  if (!operator_pause) {
+    // On real time the engine reads its clock after the call: its pause may end that much later.
+    pause.ends = delay > TimePoint::max() - now ? TimePoint::max() : now + delay;
+    pause.latest_end = pause.ends;
+    pause.by_operator = false;
+  }
+  // An ordered consumer's later events of a key in the call are held back behind the first
+  // (blocked), as after any other outcome but a success: only the first of each key counts.
+  std::set<std::string> keys;
+  for (const ModelEvent* event : events) {
+    if (config_.consumer(consumer).ordered && !event->key.empty() &&
+        !keys.insert(event->key).second) {
+      continue;
+    }
+    ++totals_[consumer].throttled;
+  }
+  Scripted throttle{Action::kThrottle, delay, reason, batch, false};
+  return std::vector<Scripted>(ns.size(), throttle);
+}
+
+void ReferenceModel::paused(const std::string& consumer, TimePoint until) {
+  pauses_[consumer] = {until, until, true};
+}
+
+void ReferenceModel::throttle_recorded_by(const std::string& consumer, TimePoint now,
+                                          Duration delay) {
+  const auto pause = pauses_.find(consumer);
+  if (pause == pauses_.end() || pause->second.by_operator) return;
+  const TimePoint latest = delay > TimePoint::max() - now ? TimePoint::max() : now + delay;
+  pause->second.latest_end = std::max(pause->second.latest_end, latest);
+}
+
+void ReferenceModel::resumed(const std::string& consumer) { pauses_.erase(consumer); }
+
+bool ReferenceModel::paused_at(const std::string& consumer, TimePoint now) const {
+  const auto pause = pauses_.find(consumer);
+  return pause != pauses_.end() && now < pause->second.ends;
+}
+
+std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
+                                               const std::vector<long long>& ns, int engine_attempt,
+                                               bool batch, TimePoint now,
+                                               std::vector<Violation>& out,
+                                               const void* connection) {
+  const std::vector<ModelEvent*> events = called_events(consumer, ns, out);
+  if (events.empty()) return std::vector<Scripted>(ns.size());
+  judge_calls(consumer, events, engine_attempt, now, out);
   std::vector<Scripted> outcomes;
   for (ModelEvent* event : events) outcomes.push_back(outcome_of(consumer, *event));
   if (batch &&
@@ -420,6 +491,7 @@ void ReferenceModel::restore(const CallSnapshot& snapshot) {
 void ReferenceModel::add_again(const std::string& consumer, bool oldest) {
   const ConsumerConfig& config = config_.consumer(consumer);
   totals_[consumer] = {};
+  pauses_.erase(consumer);  // the pause went with the consumer's row
   for (const std::string& topic : config.topics)
     start_seq_[{consumer, topic}] = oldest ? 0 : last_seq_;
   for (auto& [_, event] : events_) {
@@ -469,10 +541,20 @@ std::vector<DuePair> ReferenceModel::due(const InstanceConfig& instance, TimePoi
           !instance.handles_topic(consumer, event.topic)) {
         continue;
       }
+      // A paused consumer's work waits for the pause's end: by the model's reading at once, by
+      // the engine's (read after the model's on real time) up to slack_ later.
+      TimePoint pause_ends = TimePoint::min();
+      if (const auto pause = pauses_.find(consumer); pause != pauses_.end()) {
+        if (now < pause->second.ends) continue;
+        pause_ends = pause->second.latest_end;
+      }
       // A not-before time is absolute: no wait, re-anchoring or operator action runs it sooner.
       const TimePoint not_before = event.not_before.value_or(TimePoint::min());
-      due.push_back({&event, consumer, &pair, std::max(pair.earliest, not_before) <= now,
-                     std::max(pair.latest, not_before) <= now});
+      const TimePoint must_by = std::max(
+          {pair.latest, not_before,
+           pause_ends > TimePoint::max() - slack_ ? TimePoint::max() : pause_ends + slack_});
+      due.push_back(
+          {&event, consumer, &pair, std::max(pair.earliest, not_before) <= now, must_by <= now});
     }
   }
   return due;

@@ -138,7 +138,24 @@ class ReferenceModel {
   // The engine pruned `n`: judged against what prune may remove.
   void pruned(long long n, TimePoint cutoff, std::vector<Violation>& out);
 
-  // Pending pairs `instance` handles and that nothing earlier of their key holds back.
+  // The drain of a throttled call of `consumer` returned at `now`: the engine recorded the
+  // throttle's end by then, `delay` after a clock reading no later than `now`.
+  void throttle_recorded_by(const std::string& consumer, TimePoint now, Duration delay);
+  // pause_consumer of `consumer` until `until` (max: until resumed).
+  void paused(const std::string& consumer, TimePoint until);
+  // resume_consumer of `consumer`.
+  void resumed(const std::string& consumer);
+  // A handler call of `consumer` for `ns` throttled for `delay` at `now`: judged as on_calls
+  // judges a call; the events stay as they were (no attempt spent) and the consumer pauses until
+  // `delay` after now, unless an operator's pause is in force. Returns the outcomes to act on.
+  std::vector<Scripted> on_throttled_call(const std::string& consumer,
+                                          const std::vector<long long>& ns, int engine_attempt,
+                                          bool batch, TimePoint now, Duration delay,
+                                          const std::string& reason, std::vector<Violation>& out);
+
+  // Pending pairs `instance` handles and that nothing earlier of their key holds back, but none
+  // of a consumer paused at `now`; a pair of a consumer whose pause may have ended (real time)
+  // may run but need not.
   std::vector<DuePair> due(const InstanceConfig& instance, TimePoint now) const;
 
   const std::map<long long, ModelEvent>& events() const { return events_; }
@@ -147,7 +164,11 @@ class ReferenceModel {
   struct Totals {
     long long delivered = 0;
     long long retries = 0;
+    long long throttled = 0;  // events given back by a throttling handler call
   };
+  // Whether `consumer` is paused at `now` (operator or throttle); on real time a throttle's end
+  // is only known within slack_.
+  bool paused_at(const std::string& consumer, TimePoint now) const;
   const std::map<std::string, Totals>& totals() const { return totals_; }
 
   // What a handler call of `consumer` for `ns` may change, taken before on_calls: restore() puts
@@ -173,7 +194,25 @@ class ReferenceModel {
   const ModelEvent* unfinished_before(const ModelEvent& event, const std::string& consumer,
                                       const std::set<long long>& except) const;
 
+  // The judgement of on_calls for a call of `consumer` for `events`, appended to `out`.
+  void judge_calls(const std::string& consumer, const std::vector<ModelEvent*>& events,
+                   int engine_attempt, TimePoint now, std::vector<Violation>& out) const;
+  // The events of `ns`, or none (a violation appended) if `consumer` does not take one of them.
+  std::vector<ModelEvent*> called_events(const std::string& consumer,
+                                         const std::vector<long long>& ns,
+                                         std::vector<Violation>& out);
+
   const SequenceConfig& config_;
+  // A consumer's pause: no call may come before `ends` (an operator's pause or a throttle), and
+  // due work must run again by `ends` + slack_. An operator's pause is not shortened by a
+  // throttle.
+  struct Pause {
+    TimePoint ends = TimePoint::max();
+    // A throttle's end by the latest clock reading the engine may have made for it.
+    TimePoint latest_end = TimePoint::max();
+    bool by_operator = false;
+  };
+  std::map<std::string, Pause> pauses_;
   // On real time (a seam sequence) an engine may read its clock before or after the handler call
   // the model times a wait from: a wait may end this much before or after the model's reading +
   // its length.

@@ -25,6 +25,7 @@
 #include "sluice/error.hpp"
 #include "sluice/inspect.hpp"
 #include "sluice/outbox.hpp"
+#include "sluice/pause.hpp"
 #include "sluice/retention.hpp"
 #include "sql_instance.hpp"
 #include "worker_instance.hpp"
@@ -168,6 +169,18 @@ class Sequence final : public CallSink {
                std::to_string(ns.front()) + " (" + std::to_string(ns.size()) + " event(s))"});
       return std::vector<Scripted>(ns.size());
     }
+    // The drain's first call on its own thread (not a batch run ahead while the last commits).
+    if (throttle_next_ && std::this_thread::get_id() == sequence_thread_) {
+      throttle_next_ = false;
+      throttled_consumer_ = consumer;
+      calls_ += static_cast<long long>(ns.size());
+      // Half the throttles give a reason (the pause's note), half none.
+      const std::string reason = throttle_delay_.count() % 2 == 0 ? "" : "throttled by the model";
+      in_flight_note_ = " (" + consumer + " throttled at n=" + std::to_string(ns.front()) + ", " +
+                        std::to_string(ns.size()) + " event(s))";
+      return model_.on_throttled_call(consumer, ns, attempt, batch, clock_->now(), throttle_delay_,
+                                      reason, call_violations_);
+    }
     const bool replay_now =
         in_flight_replay_ && calls_ == replay_at_call_ && config_.consumer(consumer).outside;
     calls_ += static_cast<long long>(ns.size());
@@ -300,6 +313,33 @@ class Sequence final : public CallSink {
       }
       case OpKind::kCStartInFlight:
         return start_in_flight(found);
+      case OpKind::kPause: {
+        const std::string& name = config_.consumers[op.consumer % config_.consumers.size()].name;
+        PauseOptions pause;
+        if (op.pick % 2 != 0) pause.until = clock_->now() + op.step;
+        pause_consumer(*db_, name, pause, options_);
+        model_.paused(name, pause.until.value_or(TimePoint::max()));
+        return "";
+      }
+      case OpKind::kResume: {
+        const std::string& name = config_.consumers[op.consumer % config_.consumers.size()].name;
+        resume_consumer(*db_, name, options_);
+        model_.resumed(name);
+        return "";
+      }
+      case OpKind::kThrottleInFlight: {
+        throttle_next_ = true;
+        throttle_delay_ = op.step;
+        throttled_consumer_.reset();
+        in_flight_note_ = " (no call to throttle)";
+        std::string line = drain(static_cast<std::size_t>(op.instance), found);
+        throttle_next_ = false;
+        if (throttled_consumer_) {
+          std::lock_guard lock(mutex_);
+          model_.throttle_recorded_by(*throttled_consumer_, clock_->now(), throttle_delay_);
+        }
+        return line + in_flight_note_;
+      }
       case OpKind::kForeignLockInFlight: {
         in_flight_foreign_lock_ = true;
         in_flight_note_ = " (no outside consumer's call to hold the lock in)";
@@ -808,6 +848,10 @@ class Sequence final : public CallSink {
   bool in_flight_foreign_lock_ = false;
   bool in_flight_stall_ = false;
   const std::thread::id sequence_thread_ = std::this_thread::get_id();
+  // kThrottleInFlight: the drain's next call on its thread throttles for throttle_delay_.
+  bool throttle_next_ = false;
+  Duration throttle_delay_{0};
+  std::optional<std::string> throttled_consumer_;  // whose call it throttled
   TimePoint drain_began_;
   long long replay_at_call_ = 0;
 };

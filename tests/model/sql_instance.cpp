@@ -103,7 +103,7 @@ std::vector<SqlInstance::Claimed> SqlInstance::claim(const std::string& consumer
   return claimed;
 }
 
-void SqlInstance::settle(const std::string& consumer, const Claimed& claimed, DrainResult& result) {
+bool SqlInstance::settle(const std::string& consumer, const Claimed& claimed, DrainResult& result) {
   Event event;
   event.id = claimed.id;
   event.payload = "{\"n\":" + std::to_string(claimed.n) + "}";
@@ -112,6 +112,11 @@ void SqlInstance::settle(const std::string& consumer, const Claimed& claimed, Dr
       sink_.on_call(consumer, config_.consumer(consumer).generation, event, claimed.attempt, db_);
   if (scripted.action == Action::kSnooze)
     throw std::logic_error("model: a consumer SQL drives was scripted to snooze");
+  if (scripted.action == Action::kThrottle) {
+    one(db_, "SELECT sluice_throttle(?, ?, CAST(? AS INTEGER), ?)",
+        {consumer, claimed.id, std::to_string(scripted.snooze.count()), scripted.error});
+    return false;
+  }
   if (scripted.action == Action::kOk) {
     // The app's write and sluice_done in one transaction.
     one(db_, "BEGIN IMMEDIATE");
@@ -119,7 +124,7 @@ void SqlInstance::settle(const std::string& consumer, const Claimed& claimed, Dr
     one(db_, "SELECT sluice_done(?, ?)", {consumer, claimed.id});
     one(db_, "COMMIT");
     ++result.delivered;
-    return;
+    return true;
   }
   if (scripted.writes) {
     // The handler wrote, then failed: the app rolls its write back before sluice_fail.
@@ -131,6 +136,7 @@ void SqlInstance::settle(const std::string& consumer, const Claimed& claimed, Dr
       one(db_, "SELECT sluice_fail(?, ?, ?, ?)",
           {consumer, claimed.id, scripted.error, scripted.permanent() ? "1" : "0"});
   ++(state == "dead" ? result.dead_lettered : result.retried);
+  return true;
 }
 
 DrainResult SqlInstance::drain() {
@@ -140,7 +146,10 @@ DrainResult SqlInstance::drain() {
     for (const auto& [consumer, topics] : instance_.handles) {
       for (const Claimed& claimed : claim(consumer)) {
         any = true;
-        settle(consumer, claimed, result);
+        if (!settle(consumer, claimed, result)) {
+          one(db_, "SELECT sluice_release(?)", {consumer});
+          break;
+        }
       }
     }
   }

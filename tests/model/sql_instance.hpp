@@ -50,8 +50,9 @@ class SqlInstance final : public Instance {
   };
   void open();
   std::vector<Claimed> claim(const std::string& consumer);
-  // Settles one claimed event as the script says; counts it into `result`.
-  void settle(const std::string& consumer, const Claimed& event, DrainResult& result);
+  // Settles one claimed event as the script says; counts it into `result`. Returns false when it
+  // throttled (sluice_throttle): the app hands no more of the claim over and releases the rest.
+  bool settle(const std::string& consumer, const Claimed& event, DrainResult& result);
 
   const std::string path_;
   const SequenceConfig& config_;

@@ -33,6 +33,10 @@ void act(const Scripted& scripted, Context& ctx) {
     case Action::kSnooze:
       ctx.snooze(scripted.snooze);
       return;
+    case Action::kThrottle:
+      // Both ways a handler throttles, the reason as the note when there is one.
+      if (scripted.error.empty()) return ctx.throttle(scripted.snooze);
+      throw Throttled(scripted.snooze, scripted.error);
   }
 }
 
@@ -48,6 +52,8 @@ Outcome outcome_of(const Scripted& scripted) {
       return Outcome::permanent(scripted.error);
     case Action::kSnooze:
       return Outcome::snooze(scripted.snooze);
+    case Action::kThrottle:
+      return Outcome::throttle(scripted.snooze, scripted.error);
   }
   return Outcome::done();
 }
@@ -128,8 +134,11 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
     consumer_options.start_from = consumer.oldest ? StartFrom::kOldest : StartFrom::kNow;
     const BatchHandler batch_handler = [&sink, name, generation](const std::vector<Event>& events) {
       const std::vector<Scripted> scripted = sink.on_batch(name, generation, events);
-      if (!scripted.empty() && scripted.front().whole_batch)
+      if (!scripted.empty() && scripted.front().whole_batch) {
+        if (scripted.front().action == Action::kThrottle)
+          throw Throttled(scripted.front().snooze, scripted.front().error);
         throw std::runtime_error(scripted.front().error);
+      }
       std::vector<Outcome> outcomes;
       for (const Scripted& s : scripted) outcomes.push_back(outcome_of(s));
       return outcomes;

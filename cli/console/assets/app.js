@@ -345,6 +345,44 @@ function workersText(health, now) {
   return `seen ${formatDuration(Math.max(0, now - seen))} ago`;
 }
 
+// A consumer's state: running, or paused since when, until when, by whom and why; with a Pause or
+// Resume button unless the console is read-only. Both go through the API, which records them in
+// the audit log.
+function pauseView(name, pause) {
+  const text = pause ?
+      [
+        h('strong', {}, 'paused'),
+        h('div', {class: 'muted small'},
+          `since ${formatTime(pause.since)}, ${
+              pause.until ? `until ${formatTime(pause.until)}` : 'until resumed'} (${pause.by})`),
+        pause.note ? h('div', {class: 'small'}, pause.note) : null
+      ] :
+      ['running'];
+  if (state.session.read_only) return h('div', {}, text);
+  async function act() {
+    const body = {consumer: name};
+    if (!pause) {
+      const note = window.prompt(
+          `Pause ${name} in every process until resumed? Its workers claim nothing meanwhile. ` +
+          'Why (recorded in the audit log)?', '');
+      if (note === null) return;
+      if (note.trim() !== '') body.note = note.trim();
+    } else if (!window.confirm(`Resume ${name}? Its workers claim again at once.`)) {
+      return;
+    }
+    try {
+      await api(`/api/consumers/${pause ? 'resume' : 'pause'}`, body);
+    } catch (e) {
+      window.alert(e.message);
+    }
+    render();
+  }
+  return h('div', {}, text,
+           h('button', {type: 'button', class: 'action', dataset: {action: pause ? 'resume' : 'pause'},
+                        onclick: act},
+             pause ? 'Resume' : 'Pause'));
+}
+
 function consumersTable(consumers, samples, now) {
   const rows = consumers.map((c) => {
     const name = c.name;
@@ -370,12 +408,13 @@ function consumersTable(consumers, samples, now) {
         numberCell(c.parked_keys ?? 0, {hotWhenPositive: true}), numberCell(c.delivered_total ?? 0),
         h('td', {class: 'num'}, rate === null ? '—' : `${rate.toFixed(1)}/s`),
         h('td', {dataset: {field: 'workers'}},
-          h('a', {href: '#/workers'}, workersText(c.health, now))));
+          h('a', {href: '#/workers'}, workersText(c.health, now))),
+        h('td', {dataset: {field: 'state'}}, pauseView(name, c.pause)));
   });
   return table(
       [
         'Consumer', ['Backlog', 'num'], ['Lag', 'num'], ['Retrying', 'num'], ['Dead', 'num'],
-        ['Parked keys', 'num'], ['Delivered', 'num'], ['Rate', 'num'], 'Workers'
+        ['Parked keys', 'num'], ['Delivered', 'num'], ['Rate', 'num'], 'Workers', 'State'
       ],
       rows, 'No consumers yet: none has subscribed in this file.');
 }

@@ -26,8 +26,8 @@ struct AuditEntry {
   // When the action finished (an action in several transactions: its last change so far),
   // stamped with the connection's clock.
   TimePoint at;
-  // "replay" (dead letters), "discard" (dead letters), "backfill", "prune" or "remove" (a
-  // consumer). Set by the action itself.
+  // "replay" (dead letters), "discard" (dead letters), "backfill", "prune", "remove" (a
+  // consumer), "pause" or "resume" (a consumer, pause.hpp). Set by the action itself.
   std::string action;
   // What the action was applied to, as a JSON object (e.g. {"consumer":"billing"}); "{}" given
   // to an action records the action's own arguments.

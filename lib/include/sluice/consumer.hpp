@@ -43,17 +43,24 @@ struct ConsumerOptions {
 // What became of one handled event: what a BatchHandler returns per event, and what a Handler
 // asks for through its Context.
 struct Outcome {
-  enum class Kind { kDone, kRetry, kPermanent, kSnooze };
+  // kThrottle: the downstream throttles or is down. The event goes back to pending without
+  // spending an attempt and the whole consumer pauses for `delay` in every process; the events
+  // of its claim not yet handed to a handler go back with it, uncalled.
+  enum class Kind { kDone, kRetry, kPermanent, kSnooze, kThrottle };
   Kind kind = Kind::kDone;
-  // Error text recorded for kRetry and kPermanent.
+  // Error text recorded for kRetry and kPermanent; the reason for kThrottle.
   std::string error;
-  // For kSnooze: when to try again. Snoozing spends no attempt.
+  // For kSnooze: when to try again. Snoozing spends no attempt. For kThrottle: how long the
+  // consumer pauses.
   Duration delay{0};
 
   static Outcome done() { return {}; }
   static Outcome retry(std::string error) { return {Kind::kRetry, std::move(error), {}}; }
   static Outcome permanent(std::string error) { return {Kind::kPermanent, std::move(error), {}}; }
   static Outcome snooze(Duration delay) { return {Kind::kSnooze, {}, delay}; }
+  static Outcome throttle(Duration delay, std::string reason = {}) {
+    return {Kind::kThrottle, std::move(reason), delay};
+  }
 };
 
 // Not thread-safe: valid only during the handler call it is passed to.
@@ -78,10 +85,15 @@ class Context {
   // Dead-letters the event at once as `permanent`, as throwing PermanentError would, with
   // `error` recorded. The handler's writes are rolled back.
   virtual void dead_letter(std::string error) = 0;
+  // Says the downstream throttles this handler or is down, as throwing Throttled would: the
+  // event goes back without spending an attempt and the whole consumer pauses for `delay` in
+  // every process, `reason` shown as the pause's note. The handler's writes are rolled back.
+  virtual void throttle(Duration delay, std::string reason = {}) = 0;
 };
 
-// Returns normally: delivered, unless it called snooze, retry or dead_letter on its Context (the
-// last such call decides). Throws PermanentError: dead-lettered at once. Throws anything else:
+// Returns normally: delivered, unless it called snooze, retry, dead_letter or throttle on its
+// Context (the last such call decides). Throws PermanentError: dead-lettered at once. Throws
+// Throttled: as Context::throttle. Throws anything else:
 // retried by the consumer's policy. An in-transaction handler's call counts only if its
 // transaction commits: when it rolls back (the process died, the storage failed, or a later
 // handler of the batch failed after writing), a call that had succeeded is made again, as the

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sluice/clock.hpp"
+
 namespace sluice {
 
 // Base of every sluice exception; what() names the operation and what was wrong.
@@ -78,6 +80,20 @@ class SchemaVersionError : public Error {
 class PermanentError : public Error {
  public:
   using Error::Error;
+};
+
+// Thrown by a handler to say its downstream is throttling it or is down: the event goes back to
+// pending without spending an attempt, and the whole consumer pauses for `delay` in every process
+// (see Context::throttle). `reason` is shown as the pause's note.
+class Throttled : public Error {
+ public:
+  explicit Throttled(Duration delay, std::string reason = {});
+  Duration delay() const { return delay_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  Duration delay_;
+  std::string reason_;
 };
 
 }  // namespace sluice

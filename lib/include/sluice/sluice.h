@@ -184,22 +184,28 @@ typedef struct sluice_event {
 /* What a handler returns. SLUICE_DONE: delivered, the handler's writes commit with the mark-seen.
    SLUICE_RETRY: failed, retried by the consumer's policy, dead-lettered after its last attempt.
    SLUICE_PERMANENT: can never succeed, dead-lettered at once as "permanent". SLUICE_SNOOZE: try
-   again after outcome->snooze_ms, spending no attempt. */
+   again after outcome->snooze_ms, spending no attempt. SLUICE_THROTTLE: the downstream throttles
+   or is down: the event goes back spending no attempt and the whole consumer pauses for
+   outcome->snooze_ms in every process, outcome->error its reason (the events claimed with it and
+   not yet handed over go back uncalled). */
 #define SLUICE_DONE 0
 #define SLUICE_RETRY 1
 #define SLUICE_PERMANENT 2
 #define SLUICE_SNOOZE 3
+#define SLUICE_THROTTLE 4
 
 /* Details of a handler's outcome, filled by the handler. Starts zeroed. */
 typedef struct sluice_outcome {
   /* For SLUICE_RETRY and SLUICE_PERMANENT: the error recorded with the attempt, NUL-terminated
      (e.g. snprintf(outcome->error, sizeof outcome->error, ...)); longer text is cut. */
   char error[1024];
-  /* For SLUICE_SNOOZE: milliseconds until the next attempt, >= 0. */
+  /* For SLUICE_SNOOZE: milliseconds until the next attempt, >= 0. For SLUICE_THROTTLE: how long
+     the consumer pauses, >= 0. */
   int64_t snooze_ms;
 } sluice_outcome;
 
-/* A handler: returns SLUICE_DONE, SLUICE_RETRY, SLUICE_PERMANENT or SLUICE_SNOOZE (anything
+/* A handler: returns SLUICE_DONE, SLUICE_RETRY, SLUICE_PERMANENT, SLUICE_SNOOZE or
+   SLUICE_THROTTLE (anything
    else counts as SLUICE_RETRY, with an error saying so). `conn` is the connection whose delivery
    transaction is open: the handler's writes on it, the inbox row and the delivery state commit
    together on SLUICE_DONE and are rolled back otherwise. It must not BEGIN, COMMIT or ROLLBACK
@@ -391,6 +397,53 @@ typedef struct sluice_consumer_stats {
 /* One row per consumer, by name: *stats points to *count rows (NULL when none), in one block
    freed with sluice_free(*stats). Reads only. Errors: SLUICE_INVALID (NULL), SLUICE_DATABASE. */
 int sluice_stats(sluice_db* db, sluice_consumer_stats** stats, size_t* count, char** errmsg);
+
+/* One consumer's numbers as sluice_consumer_stats has them, and its pause (see
+   sluice_consumer_pause). A new struct rather than a longer one: sluice_stats returns an array. */
+typedef struct sluice_consumer_stats_v2 {
+  const char* consumer;
+  int64_t pending;
+  int64_t claimed;
+  int64_t retrying;
+  int64_t dead;
+  int64_t delivered_total;
+  int64_t retries_total;
+  int64_t snoozed_total;
+  int64_t lag_ms;
+  int64_t parked_keys;
+  int64_t waiting_for_handler;
+  /* Events a throttling handler gave back, spending no attempt (not in snoozed_total). */
+  int64_t throttled_total;
+  /* 1 while paused: no worker claims its events. */
+  int paused;
+  /* These four only while paused (else 0 or ""). When the pause began. */
+  int64_t paused_since_ms;
+  /* When it ends by itself; 0 when it lasts until resumed. */
+  int64_t paused_until_ms;
+  /* Why ("" when no note), and who: "operator" or "throttle". */
+  const char* pause_note;
+  const char* paused_by;
+} sluice_consumer_stats_v2;
+
+/* As sluice_stats, with each consumer's pause and throttle count. Freed with
+   sluice_free(*stats). Reads only. Errors: SLUICE_INVALID (NULL), SLUICE_DATABASE. */
+int sluice_stats_v2(sluice_db* db, sluice_consumer_stats_v2** stats, size_t* count, char** errmsg);
+
+/* ---- Pausing a consumer -------------------------------------------------------------------- */
+
+/* Pauses consumer `consumer`: its workers in every process claim nothing more once they see the
+   commit; events they claimed and have not handed to a handler go back, no attempt spent; calls
+   running finish. It lasts until `until_ms` (0: until sluice_consumer_resume), `note` (NULL or
+   "": none) saying why. Recorded in the audit log as source "api". Errors: SLUICE_INVALID (NULL
+   db or consumer, an until_ms not after now, a note with control characters), SLUICE_NOTFOUND
+   (unknown consumer), SLUICE_DATABASE. */
+int sluice_consumer_pause(sluice_db* db, const char* consumer, int64_t until_ms, const char* note,
+                          char** errmsg);
+
+/* Ends a pause of `consumer` (an operator's or a throttle's); *was_paused (if not
+   NULL) says whether it was paused. Recorded in the audit log. Errors: SLUICE_INVALID (NULL db
+   or consumer), SLUICE_NOTFOUND, SLUICE_DATABASE. */
+int sluice_consumer_resume(sluice_db* db, const char* consumer, int* was_paused, char** errmsg);
 
 /* The Prometheus text exposition `sluice metrics` prints (sluice_backlog, sluice_lag_seconds,
    ... labelled by consumer): *text is NUL-terminated, freed with sluice_free(). Reads only.

@@ -19,6 +19,7 @@
 #include "sluice/log.hpp"
 #include "sluice/options.hpp"
 #include "sluice/outbox.hpp"
+#include "sluice/pause.hpp"
 #include "sluice/retention.hpp"
 #include "sluice/retry_policy.hpp"
 #include "sluice/stats.hpp"

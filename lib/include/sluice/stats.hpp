@@ -3,6 +3,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,20 @@ struct ConsumerStats {
   // Events a worker would take now: pending ones whose not-before time and next attempt have
   // come, and claimed ones. Work that waits only for a worker to be running.
   long long due = 0;
+  // Paused now (pause.hpp): no worker claims its events. An operator's pause or a handler's
+  // throttle.
+  bool paused = false;
+  // The rest of the pause's fields are set only while it is paused.
+  // When the pause began.
+  TimePoint paused_since;
+  // When it ends by itself; unset when it lasts until resumed.
+  std::optional<TimePoint> paused_until;
+  // Why: the operator's note, or a throttling handler's reason; empty when none.
+  std::string pause_note;
+  // Who paused it: "operator" or "throttle" (a handler, Context::throttle).
+  std::string paused_by;
+  // Events a handler gave back by throttling (no attempt spent); not in snoozed_total.
+  long long throttled_total = 0;
 };
 
 // Events of one consumer and topic waiting for a handler (see ConsumerStats).
@@ -72,7 +87,9 @@ std::vector<IngestPosition> ingest_positions(SQLite::Database& db);
 // Prometheus text exposition (version 0.0.4) of consumer_stats(): sluice_backlog,
 // sluice_lag_seconds, sluice_claimed, sluice_retrying, sluice_dead_letters,
 // sluice_delivered_total, sluice_retries_total, sluice_snoozed_total, sluice_parked_keys,
-// sluice_waiting_for_handler, each labelled by consumer; and of ingest_positions():
+// sluice_waiting_for_handler, sluice_paused (1 or 0), sluice_paused_since_seconds and
+// sluice_paused_until_seconds (Unix times, 0 when not paused / no end), sluice_throttled_total,
+// each labelled by consumer; and of ingest_positions():
 // sluice_ingest_position, labelled by stream and durable. Counts are exact integers, the lag
 // exact to the millisecond; label values are escaped.
 std::string metrics_text(SQLite::Database& db, const Options& options = {});

@@ -52,9 +52,18 @@ void call(sluice_handler handler, void* user_data, const Event& event, Context& 
         context.snooze(Duration(outcome.snooze_ms));
       }
       return;
+    case SLUICE_THROTTLE:
+      if (outcome.snooze_ms < 0) {
+        context.retry("sluice: the handler throttled for a negative time (" +
+                      std::to_string(outcome.snooze_ms) + " ms)");
+      } else {
+        context.throttle(Duration(outcome.snooze_ms), error);
+      }
+      return;
     default:
       context.retry("sluice: the handler returned " + std::to_string(kind) +
-                    ", none of SLUICE_DONE, SLUICE_RETRY, SLUICE_PERMANENT, SLUICE_SNOOZE");
+                    ", none of SLUICE_DONE, SLUICE_RETRY, SLUICE_PERMANENT, SLUICE_SNOOZE, "
+                    "SLUICE_THROTTLE");
   }
 }
 
