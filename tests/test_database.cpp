@@ -341,11 +341,6 @@ TEST_CASE("a version 5 file gains the worker registry and ids that are never reu
     SQLite::Database db = open_database(path);
     db.exec(kWithoutVersion8);
     db.exec(R"sql(
-      ALTER TABLE sluice_consumers DROP COLUMN paused_at;
-      ALTER TABLE sluice_consumers DROP COLUMN paused_until;
-      ALTER TABLE sluice_consumers DROP COLUMN pause_note;
-      ALTER TABLE sluice_consumers DROP COLUMN paused_by;
-      ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
       DROP TABLE sluice_workers;
       ALTER TABLE sluice_claims DROP COLUMN worker_id;
       DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');
