@@ -38,7 +38,9 @@ void add_metrics_command(CLI::App& app, std::shared_ptr<Session> session) {
       "Metrics: sluice_backlog, sluice_lag_seconds, sluice_claimed, sluice_retrying,\n"
       "sluice_dead_letters, sluice_delivered_total, sluice_retries_total,\n"
       "sluice_snoozed_total, sluice_parked_keys, sluice_waiting_for_handler,\n"
-      "each labelled {consumer=\"...\"}; in a file a NATS ingester writes to,\n"
+      "sluice_paused, sluice_paused_since_seconds, sluice_paused_until_seconds,\n"
+      "sluice_throttled_total, each labelled {consumer=\"...\"}; in a file a NATS ingester writes "
+      "to,\n"
       "sluice_ingest_position{stream=\"...\",durable=\"...\"}. relay and ingest serve their own\n"
       "on --metrics-listen (see their --help).\nExample:\n  sluice --db app.db metrics\n"
       "  sluice --db app.db metrics --listen 127.0.0.1:9464");
