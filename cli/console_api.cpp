@@ -18,6 +18,7 @@
 #include "sluice/retention.hpp"
 #include "sluice/stats.hpp"
 #include "sluice/workers.hpp"
+#include "thread_read_connection.hpp"
 #include "usage_error.hpp"
 
 namespace sluice::cli {
@@ -203,7 +204,7 @@ ConsoleApi::ConsoleApi(Session session, bool read_only)
     : session_(std::move(session)), read_only_(read_only) {}
 
 Json ConsoleApi::overview() const {
-  SQLite::Database db = session_.open_read_only();
+  SQLite::Database& db = thread_read_connection(session_);
   const TimePoint now = system_clock()->now();
   const std::vector<ConsumerStats> stats = consumer_stats(db, session_.options());
   // The rules `sluice check` applies, with its default limits: a row is coloured by its verdict.
@@ -216,13 +217,13 @@ Json ConsoleApi::overview() const {
     consumers.push_back(std::move(consumer));
   }
   return Json{{"consumers", consumers},
-              {"check", checks_json(run_checks(session_, false))},
+              {"check", checks_json(run_checks(db, session_.options(), stats))},
               {"now", millis(now)},
               {"read_only", read_only_}};
 }
 
 Json ConsoleApi::workers() const {
-  SQLite::Database db = session_.open_read_only();
+  SQLite::Database& db = thread_read_connection(session_);
   Json list = Json::array();
   for (const WorkerStatus& worker : list_workers(db, session_.options())) {
     Json json = worker_json(worker);
@@ -252,7 +253,7 @@ Json ConsoleApi::events(const ApiParams& params) const {
   const int limit = static_cast<int>(number_param(params, "limit", 50, 1, kMaxLimit));
   // One more than the page: whether there is a next page, without counting.
   filter.limit = limit + 1;
-  SQLite::Database db = session_.open_read_only();
+  SQLite::Database& db = thread_read_connection(session_);
   const auto events = list_events(db, filter);
   Json list = Json::array();
   for (int i = 0; i < limit && i < static_cast<int>(events.size()); ++i) {
@@ -264,7 +265,7 @@ Json ConsoleApi::events(const ApiParams& params) const {
 }
 
 Json ConsoleApi::event(const std::string& id) const {
-  SQLite::Database db = session_.open_read_only();
+  SQLite::Database& db = thread_read_connection(session_);
   const Event e = find_event(db, id);
   Json deliveries = Json::array();
   for (const DeliveryStatus& status : delivery_statuses(db, e)) {
@@ -288,7 +289,7 @@ Json ConsoleApi::dead_letters(const ApiParams& params) const {
   query.limit = number_param(params, "limit", 100, 1, kMaxLimit);
   query.groups = number_param(params, "groups", 20, 1, kMaxLimit);
   query.group_offset = number_param(params, "group_offset", 0, 0, INT64_MAX / 2);
-  SQLite::Database db = session_.open_read_only();
+  SQLite::Database& db = thread_read_connection(session_);
   return dead_letter_page(db, query);
 }
 
@@ -296,7 +297,7 @@ Json ConsoleApi::audit(const ApiParams& params) const {
   check_params(params, {"after", "limit"});
   const long long after = number_param(params, "after", 0, 0, INT64_MAX / 2);
   const int limit = static_cast<int>(number_param(params, "limit", 100, 1, kMaxLimit));
-  SQLite::Database db = session_.open_read_only();
+  SQLite::Database& db = thread_read_connection(session_);
   const auto entries = list_audit(db, after, limit + 1);
   Json list = Json::array();
   for (int i = 0; i < limit && i < static_cast<int>(entries.size()); ++i) {

@@ -206,16 +206,25 @@ std::vector<CheckResult> run_checks(const Session& session, bool with_integrity,
     if (results.back().severity == Severity::kProblem) return results;
   }
   const Options options = session.options();
-  results.push_back(check_schema(*db));
-  results.push_back(check_dedup_horizon(*db, options));
-  results.push_back(check_expired_claims(*db, options));
-  const std::vector<ConsumerStats> stats = consumer_stats(*db, options);
+  for (CheckResult& result : run_checks(*db, options, consumer_stats(*db, options), limits)) {
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+std::vector<CheckResult> run_checks(SQLite::Database& db, const Options& options,
+                                    const std::vector<ConsumerStats>& stats,
+                                    const HealthLimits& limits) {
+  std::vector<CheckResult> results;
+  results.push_back(check_schema(db));
+  results.push_back(check_dedup_horizon(db, options));
+  results.push_back(check_expired_claims(db, options));
   for (CheckResult& result : check_counts(stats)) results.push_back(std::move(result));
-  const auto health = read_consumer_health(*db, stats, options, limits, system_clock()->now());
+  const auto health = read_consumer_health(db, stats, options, limits, system_clock()->now());
   for (CheckResult& result : check_consumers(health, limits)) results.push_back(std::move(result));
-  results.push_back(check_retention(*db, options));
-  results.push_back(check_waiting_for_handler(*db, options));
-  if (auto positions = check_ingest_positions(*db)) results.push_back(std::move(*positions));
+  results.push_back(check_retention(db, options));
+  results.push_back(check_waiting_for_handler(db, options));
+  if (auto positions = check_ingest_positions(db)) results.push_back(std::move(*positions));
   return results;
 }
 

@@ -24,6 +24,12 @@ struct CheckResult {
 std::vector<CheckResult> run_checks(const Session& session, bool with_integrity = true,
                                     const HealthLimits& limits = {});
 
+// As above, on `db` (a read-only connection to the file) with the consumers' `stats` already
+// read from it: the console's overview reads them once for its rows and its checks.
+std::vector<CheckResult> run_checks(SQLite::Database& db, const Options& options,
+                                    const std::vector<ConsumerStats>& stats,
+                                    const HealthLimits& limits = {});
+
 // The verdict on each consumer of `stats` in the file `db` at `now`: the rules of
 // consumer_health.hpp over the file's workers and claims. Reads only.
 std::vector<ConsumerHealth> read_consumer_health(SQLite::Database& db,

@@ -4,6 +4,7 @@
 
 #include "file_not_ready.hpp"
 #include "sluice/database.hpp"
+#include "sluice/error.hpp"
 #include "usage_error.hpp"
 
 namespace sluice::cli {
@@ -40,14 +41,19 @@ int Session::sluice_version() const {
 SQLite::Database Session::open_read_only() const {
   require_path();
   SQLite::Database db = open_database(db_path, options(), OpenMode::kReadOnly);
+  check_read_only(db);
+  return db;
+}
+
+void Session::check_read_only(SQLite::Database& db) const {
   const int version = sluice_version_of(db, db_path);
+  if (version > schema_version()) throw SchemaVersionError(version, schema_version());
   if (version < schema_version()) {
     throw FileNotReady(db_path + ": the file's schema version " + std::to_string(version) +
                        " is older than this sluice's " + std::to_string(schema_version()) +
                        "; run `sluice migrate` to upgrade it (apps of an older sluice then "
                        "refuse it)");
   }
-  return db;
 }
 
 SQLite::Database Session::open() const {

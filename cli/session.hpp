@@ -30,6 +30,9 @@ struct Session {
   // Opens the existing file read-only (never writes, never migrates) for a command that only
   // reads. Throws as sluice_version(), and FileNotReady for an older schema.
   SQLite::Database open_read_only() const;
+  // Throws as open_read_only() would for the file `db` (a connection open_read_only() opened
+  // earlier) as it is now: FileNotReady for an older schema, SchemaVersionError for a newer.
+  void check_read_only(SQLite::Database& db) const;
   // Opens the existing file for a command that writes; never creates one, never migrates it.
   // Throws as open_read_only(), having written nothing.
   SQLite::Database open() const;

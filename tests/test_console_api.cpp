@@ -201,6 +201,26 @@ TEST_CASE("each consumer row carries the check's verdict; /api/workers lists the
   CHECK(workers["now"].get<long long>() > 0);
 }
 
+TEST_CASE("a console that keeps its connections sees every commit made between two requests") {
+  CliFixture f;
+  dead_letter_file(f);
+  Console console(f);
+  // Several requests, so that each of the console's threads has opened and kept a connection.
+  for (int i = 0; i < 8; ++i) {
+    CHECK(console.get_json("/api/overview")["consumers"][0]["dead"] == 2);
+    CHECK(console.get_json("/api/events?limit=100")["events"].size() == 5);
+  }
+  const std::string id = f.enqueue_order(6);
+  f.deliver();
+  for (int i = 0; i < 8; ++i) {
+    const json events = console.get_json("/api/events?limit=100")["events"];
+    REQUIRE(events.size() == 6);
+    CHECK(events[5]["id"] == id);
+    CHECK(console.get_json("/api/overview")["consumers"][0]["delivered_total"] == 4);
+    CHECK(console.get_json("/api/events/" + id)["event"]["id"] == id);
+  }
+}
+
 TEST_CASE("events: search by topic, key, ID, dedup key and time, a keyset page at a time") {
   CliFixture f;
   f.init();

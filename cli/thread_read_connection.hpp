@@ -1,0 +1,24 @@
+// The console's read-only connection, one per server thread, kept from request to request.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include "session.hpp"
+
+namespace sluice::cli {
+
+// This thread's read-only connection to `session`'s file, as Session::open_read_only() opens
+// one, but kept for the thread's next call instead of closed: a connection opened per request
+// read a 1M-event file's pages back from the kernel on every request (half of an overview's
+// time went to pread), while a kept one answers from its page cache and a memory map of the
+// file. SQLite sees other connections' commits at each read transaction, so nothing is stale.
+//
+// Opened again when the path names another file than before (replaced, restored from a
+// backup), and the schema version is checked on every call, so a file migrated meanwhile is
+// refused as open_read_only() refuses it. Throws as open_read_only().
+//
+// Thread-safe: each thread has connections of its own (thread_local), closed by that thread
+// when it ends; a few files at most are kept per thread, the least recently used closed first.
+SQLite::Database& thread_read_connection(const Session& session);
+
+}  // namespace sluice::cli
