@@ -88,8 +88,7 @@ CheckResult check_expired_claims(SQLite::Database& db, const Options& options) {
 CheckResult check_retention(SQLite::Database& db, const Options& options) {
   const TimePoint now = system_clock()->now();
   std::string pins;
-  for (const RetentionHold& hold : retention_holds(db, kPinnedAfter, options)) {
-    if (hold.reason != HoldReason::kCursor && hold.reason != HoldReason::kClaim) continue;
+  for (const RetentionHold& hold : pinned_holds(db, kPinnedAfter, options)) {
     pins += (pins.empty() ? "" : "; ") + describe_hold(hold, now);
   }
   if (pins.empty()) {

@@ -111,6 +111,11 @@ TEST_CASE("prune names dead letters, unfinished deliveries and claims that keep 
   CHECK(holds[2].reason == HoldReason::kUnfinished);
   CHECK(holds[2].events == 1);
   CHECK(retention_holds(f.db, hours(49), f.options).empty());
+  // The claim alone: neither the dead letters nor the retry pin the file.
+  const auto pinned = pinned_holds(f.db, hours(24), f.options);
+  REQUIRE(pinned.size() == 1);
+  CHECK(pinned[0].reason == HoldReason::kClaim);
+  CHECK(pinned[0].events == 3);
 }
 
 TEST_CASE("a dry run counts exactly the events prune then deletes") {

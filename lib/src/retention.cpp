@@ -80,6 +80,34 @@ void add_holds(SQLite::Statement& query, std::int64_t consumer, std::int64_t cur
   }
 }
 
+// retention_holds(), or pinned_holds() without `with_deliveries`.
+std::vector<RetentionHold> holds_of(SQLite::Database& db, Duration older_than,
+                                    const Options& options, bool with_deliveries) {
+  return guarded("read retention holds", [&] {
+    const auto clock = clock_for(db, options);
+    const std::int64_t cutoff = to_millis(clock->now() - older_than);
+    SQLite::Statement consumers(db, "SELECT id, name, cursor FROM sluice_consumers");
+    SQLite::Statement past_cursor(db, kPastCursor);
+    SQLite::Statement in_claims(db, kInClaims);
+    SQLite::Statement in_deliveries(db, kInDeliveries);
+    std::vector<RetentionHold> holds;
+    while (consumers.executeStep()) {
+      const std::int64_t id = consumers.getColumn(0).getInt64();
+      const std::string name = consumers.getColumn(1).getString();
+      const std::int64_t cursor = consumers.getColumn(2).getInt64();
+      add_holds(past_cursor, id, cursor, cutoff, name, HoldReason::kCursor, holds);
+      add_holds(in_claims, id, cursor, cutoff, name, HoldReason::kClaim, holds);
+      if (with_deliveries) {
+        add_holds(in_deliveries, id, cursor, cutoff, name, HoldReason::kUnfinished, holds);
+      }
+    }
+    std::stable_sort(
+        holds.begin(), holds.end(),
+        [](const RetentionHold& a, const RetentionHold& b) { return a.events > b.events; });
+    return holds;
+  });
+}
+
 }  // namespace
 
 const char* to_string(HoldReason reason) {
@@ -98,27 +126,12 @@ const char* to_string(HoldReason reason) {
 
 std::vector<RetentionHold> retention_holds(SQLite::Database& db, Duration older_than,
                                            const Options& options) {
-  return guarded("read retention holds", [&] {
-    const auto clock = clock_for(db, options);
-    const std::int64_t cutoff = to_millis(clock->now() - older_than);
-    SQLite::Statement consumers(db, "SELECT id, name, cursor FROM sluice_consumers");
-    SQLite::Statement past_cursor(db, kPastCursor);
-    SQLite::Statement in_claims(db, kInClaims);
-    SQLite::Statement in_deliveries(db, kInDeliveries);
-    std::vector<RetentionHold> holds;
-    while (consumers.executeStep()) {
-      const std::int64_t id = consumers.getColumn(0).getInt64();
-      const std::string name = consumers.getColumn(1).getString();
-      const std::int64_t cursor = consumers.getColumn(2).getInt64();
-      add_holds(past_cursor, id, cursor, cutoff, name, HoldReason::kCursor, holds);
-      add_holds(in_claims, id, cursor, cutoff, name, HoldReason::kClaim, holds);
-      add_holds(in_deliveries, id, cursor, cutoff, name, HoldReason::kUnfinished, holds);
-    }
-    std::stable_sort(
-        holds.begin(), holds.end(),
-        [](const RetentionHold& a, const RetentionHold& b) { return a.events > b.events; });
-    return holds;
-  });
+  return holds_of(db, older_than, options, true);
+}
+
+std::vector<RetentionHold> pinned_holds(SQLite::Database& db, Duration older_than,
+                                        const Options& options) {
+  return holds_of(db, older_than, options, false);
 }
 
 Duration dedup_horizon(SQLite::Database& db, const Options& options) {

@@ -71,6 +71,12 @@ long long prune(SQLite::Database& db, Duration retention, const PruneOptions& pr
 std::vector<RetentionHold> retention_holds(SQLite::Database& db, Duration older_than,
                                            const Options& options = {});
 
+// The entries of retention_holds() for HoldReason::kCursor and kClaim only: what consumers whose
+// workers stopped taking events keep. Reads no delivery row, so a file with many dead letters
+// answers it as fast as one with none (`sluice check`'s retention rule). Reads only.
+std::vector<RetentionHold> pinned_holds(SQLite::Database& db, Duration older_than,
+                                        const Options& options = {});
+
 // The longest retry span of any consumer recorded in the file (and of options.retry): dedup keys
 // and seen IDs must be kept at least this long.
 Duration dedup_horizon(SQLite::Database& db, const Options& options = {});
