@@ -28,6 +28,7 @@ CREATE TABLE events(
   created_at INTEGER NOT NULL);
 CREATE UNIQUE INDEX events_dedup ON events(topic, dedup_key) WHERE dedup_key IS NOT NULL;
 CREATE INDEX events_created ON events(created_at);  -- sluice's since schema version 5
+CREATE INDEX events_key ON events(key) WHERE key IS NOT NULL;  -- since schema version 10
 CREATE TABLE deliveries(
   event_seq INTEGER NOT NULL,
   consumer_id INTEGER NOT NULL,

@@ -169,6 +169,7 @@ TEST_CASE("an old file's audit log is kept by the migration that admits sql and 
       db.exec(std::string("ALTER TABLE sluice_consumers DROP COLUMN ") + column);
     }
     db.exec(
+        "DROP INDEX sluice_events_key; "
         "DROP TABLE sluice_audit; CREATE TABLE sluice_audit (id INTEGER PRIMARY KEY, at INTEGER "
         "NOT NULL, action TEXT NOT NULL CHECK (action = 'replay' OR action = 'discard' OR action "
         "= 'backfill' OR action = 'prune'), filter TEXT NOT NULL, count INTEGER NOT NULL, note "

@@ -133,7 +133,8 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
       CREATE INDEX sluice_deliveries_suspect ON sluice_deliveries (consumer_id, next_attempt_at)
         WHERE suspect = 1 AND state = 'pending';
       DROP TABLE sluice_audit;
-              DROP INDEX sluice_events_created;
+      DROP INDEX sluice_events_created;
+      DROP INDEX sluice_events_key;
       ALTER TABLE sluice_consumers DROP COLUMN paused_at;
       ALTER TABLE sluice_consumers DROP COLUMN paused_until;
       ALTER TABLE sluice_consumers DROP COLUMN pause_note;

@@ -2,9 +2,9 @@
 // what the library runs for the console's calls) search sluice_events, sluice_inbox,
 // sluice_attempts and sluice_audit through an index, never by a full SCAN; the events search
 // pages in seq order from the page's start (keyset, never OFFSET) with no sort, by the dedup
-// key's or the ID's index when given, and a time range by the creation time index.
-// sluice_deliveries, sluice_consumers and sluice_subscriptions may be scanned: they hold only
-// unfinished work and a row per consumer.
+// key's, the ordering key's or the ID's index when given, and a time range by the creation time
+// index. sluice_deliveries, sluice_consumers and sluice_subscriptions may be scanned: they hold
+// only unfinished work and a row per consumer.
 #include <SQLiteCpp/Statement.h>
 #include <doctest/doctest.h>
 #include <sqlite3.h>
@@ -79,7 +79,7 @@ TEST_CASE("the console's event searches page in seq order from the index of what
   };
   const std::vector<Search> searches = {
       {"topic", {.topic = "a", .after_seq = 10}, "INTEGER PRIMARY KEY (rowid>?)"},
-      {"key", {.key = "k1", .after_seq = 10}, "INTEGER PRIMARY KEY (rowid>?)"},
+      {"key", {.key = "k1", .after_seq = 10}, "INDEX sluice_events_key (key=? AND rowid>?)"},
       {"dedup key", {.topic = "a", .dedup_key = "d3"}, "sluice_events_dedup"},
       {"event ID", {.event_id = "x"}, "sqlite_autoindex_sluice_events"},
       {"topic and time",

@@ -91,8 +91,13 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema version 9 added, dropped: turns a new file back into one of version 8.
-const char* const kWithoutVersion9 = R"sql(
+// What schema version 10 added, dropped: turns a new file back into one of version 9.
+const char* const kWithoutVersion10 = R"sql(
+  DROP INDEX sluice_events_key;
+)sql";
+
+// What schema versions 9 and 10 added, dropped: turns a new file back into one of version 8.
+const std::string kWithoutVersion9 = std::string(kWithoutVersion10) + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN paused_at;
   ALTER TABLE sluice_consumers DROP COLUMN paused_until;
   ALTER TABLE sluice_consumers DROP COLUMN pause_note;
@@ -100,9 +105,9 @@ const char* const kWithoutVersion9 = R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
 )sql";
 
-// What schema versions 8 and 9 added, dropped: turns a new file back into one of version 7.
+// What schema versions 8 to 10 added, dropped: turns a new file back into one of version 7.
 // (Version 9's audit table takes what version 7's did, and more.)
-const std::string kWithoutVersion8 = std::string(kWithoutVersion9) + R"sql(
+const std::string kWithoutVersion8 = kWithoutVersion9 + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN initial_backoff_ms;
   ALTER TABLE sluice_consumers DROP COLUMN max_backoff_ms;
   ALTER TABLE sluice_consumers DROP COLUMN backoff_multiplier;
@@ -110,7 +115,7 @@ const std::string kWithoutVersion8 = std::string(kWithoutVersion9) + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN backoff_seed;
 )sql";
 
-// What schema versions 5 to 9 added, dropped: turns a new file back into one of an older
+// What schema versions 5 to 10 added, dropped: turns a new file back into one of an older
 // version. (Versions 7 and 9 rebuilt sluice_audit, which goes with version 5's.)
 const std::string kWithoutVersion5 = kWithoutVersion8 + R"sql(
   DROP TABLE sluice_workers;
@@ -310,6 +315,22 @@ TEST_CASE("a corrupt file gives a clear database error, never a crash") {
   }
   CHECK(raised);
   CHECK(std::filesystem::exists(path));
+}
+
+TEST_CASE("a version 9 file gains the index of events by ordering key") {
+  TempDir dir;
+  const std::string path = dir.file("v9.db");
+  {
+    SQLite::Database db = open_database(path);
+    Outbox(db).enqueue_now({.topic = "t", .key = "k"});
+    db.exec(kWithoutVersion10);
+    db.exec("UPDATE sluice_meta SET value = 9 WHERE name = 'schema_version'");
+  }
+  SQLite::Database db = open_database(path);
+  CHECK(stored_schema_version(db) == schema_version());
+  CHECK(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'sluice_events_key'")
+            .getInt() == 1);
+  CHECK(list_events(db, {.key = "k"}).size() == 1);
 }
 
 TEST_CASE("a version 4 file gains the audit log and the creation time index") {

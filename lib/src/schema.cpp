@@ -261,10 +261,16 @@ DROP TABLE sluice_audit;
 ALTER TABLE sluice_audit_rebuilt RENAME TO sluice_audit;
 )sql";
 
+// Events by ordering key (`sluice events --key`, the console's search) without walking every
+// event: 250 ms a search on a 1M-event file before. Partial, so unkeyed events cost nothing.
+static const char* const kVersion10 = R"sql(
+CREATE INDEX sluice_events_key ON sluice_events (key) WHERE key IS NOT NULL;
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3,
-                                               kVersion4, kVersion5, kVersion6,
-                                               kVersion7, kVersion8, kVersion9};
+  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4,
+                                               kVersion5, kVersion6, kVersion7, kVersion8,
+                                               kVersion9, kVersion10};
   return all;
 }
 
