@@ -2,10 +2,11 @@
 // what the library runs for the console's calls) search sluice_events, sluice_inbox,
 // sluice_attempts and sluice_audit through an index, never by a full SCAN; the events search
 // pages in seq order from the page's start (keyset, never OFFSET) with no sort, by the dedup
-// key's, the ordering key's or the ID's index when given, and a time range by the creation time
-// index. sluice_deliveries, sluice_consumers and sluice_subscriptions may be scanned: they hold
-// only unfinished work and a row per consumer.
+// key's, the ordering key's or the ID's index when given, and a time range by seq through a
+// window of events, then by the creation time index. sluice_deliveries, sluice_consumers and
+// sluice_subscriptions may be scanned: they hold only unfinished work and a row per consumer.
 #include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
@@ -94,15 +95,33 @@ TEST_CASE("the console's event searches page in seq order from the index of what
     CHECK(!mentions(lines, "TEMP B-TREE"));
     CHECK(large_scans(lines).empty());
   }
-  // A time range alone: seq order from the creation time index alone (covering: no table
-  // reads), whatever part of the file the range is.
+  // A time range alone: by seq through a window of the events from the page's start; past the
+  // window (20,000 events), from the creation time index alone (covering: no table reads).
+  {
+    SQLite::Transaction tx(db);
+    for (int i = 0; i < 25'000; ++i) outbox.enqueue({.topic = "c"});
+    tx.commit();
+  }
+  const auto later = now + std::chrono::hours(1);
   for (const sluice::EventFilter& filter :
-       {sluice::EventFilter{.since = now, .until = now + std::chrono::hours(1)},
-        sluice::EventFilter{.since = now, .after_seq = 10}, sluice::EventFilter{.until = now}}) {
-    const auto lines = search_plan(db, recorder, filter);
-    CAPTURE(lines.front());
-    CHECK(mentions(lines, "COVERING INDEX sluice_events_created"));
-    CHECK(large_scans(lines).empty());
+       {sluice::EventFilter{.since = later, .until = later + std::chrono::hours(1)},
+        sluice::EventFilter{.since = later, .after_seq = 10},
+        sluice::EventFilter{.until = now - std::chrono::hours(1)},
+        sluice::EventFilter{.since = later, .newest_first = true}}) {
+    sluice::list_events(db, filter);
+    bool by_index = false;
+    for (const std::string& sql : recorder.take()) {
+      if (sql.find("FROM sluice_events") == std::string::npos) continue;
+      const auto lines = plan(db, sql);
+      CAPTURE(sql);
+      CHECK(large_scans(lines).empty());
+      CHECK(!mentions(lines, "SCAN sluice_events"));
+      by_index = by_index || mentions(lines, "COVERING INDEX sluice_events_created");
+    }
+    CAPTURE(filter.newest_first);
+    CAPTURE(filter.after_seq);
+    CAPTURE(filter.until.has_value());
+    CHECK(by_index);
   }
   // No filter: by seq from the page's start.
   const auto lines = search_plan(db, recorder, {.after_seq = 20});

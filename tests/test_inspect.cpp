@@ -118,3 +118,60 @@ TEST_CASE("the newest event's seq, and claims past their lease while a worker ho
   CHECK(later_past_lease == 1);
   CHECK(claims_past_lease(f.db, f.clock->now() + std::chrono::hours(1)) == 0);
 }
+
+TEST_CASE(
+    "a time range lists what the creation times say, past the seq window and a clock set back") {
+  Fixture f;
+  // 25,000 events a millisecond apart, the clock set back 10 s after the 22,000th: the seq
+  // window (20,000 events) ends before the range does, and seq order is not time order.
+  {
+    SQLite::Transaction tx(f.db);
+    Outbox outbox(f.db, f.options);
+    for (int i = 0; i < 25'000; ++i) {
+      if (i == 22'000) f.clock->set(f.clock->now() - std::chrono::seconds(10));
+      outbox.enqueue({.topic = "t", .payload = std::to_string(i)});
+      f.clock->advance(std::chrono::milliseconds(1));
+    }
+    tx.commit();
+  }
+  const TimePoint start = list_events(f.db, {.limit = 1}).at(0).created_at;
+  // The same question in plain SQL: every match in seq order.
+  const auto expected = [&](const EventFilter& filter) {
+    SQLite::Statement query(f.db,
+                            std::string("SELECT payload FROM sluice_events WHERE created_at >= ? "
+                                        "AND created_at < ? AND seq > ? AND seq < ? ORDER BY seq") +
+                                (filter.newest_first ? " DESC" : "") + " LIMIT ?");
+    query.bind(1, static_cast<int64_t>(filter.since ? filter.since->time_since_epoch().count()
+                                                    : INT64_MIN));
+    query.bind(2, static_cast<int64_t>(filter.until ? filter.until->time_since_epoch().count()
+                                                    : INT64_MAX));
+    query.bind(3, static_cast<int64_t>(filter.after_seq));
+    query.bind(4, static_cast<int64_t>(filter.before_seq > 0 ? filter.before_seq : INT64_MAX));
+    query.bind(5, filter.limit);
+    std::vector<std::string> payloads;
+    while (query.executeStep()) payloads.push_back(query.getColumn(0).getString());
+    return payloads;
+  };
+  const auto at = [&](int ms) { return start + std::chrono::milliseconds(ms); };
+  const std::vector<EventFilter> filters = {
+      {.since = at(0), .limit = 50},
+      {.since = at(19'990), .limit = 50},                       // half in the window, half past it
+      {.since = at(21'995), .until = at(22'003), .limit = 50},  // before and after the step back
+      {.since = at(12'000), .until = at(12'010), .limit = 50},  // events both sides of the step
+      {.since = at(24'000), .limit = 100},                      // none in the window
+      {.until = at(5), .limit = 50},
+      {.since = at(100), .after_seq = 19'000, .limit = 3'000},
+      {.since = at(0), .newest_first = true, .limit = 50},
+      {.since = at(11'995), .until = at(12'005), .newest_first = true, .limit = 50},
+      {.since = at(1'000), .until = at(1'010), .before_seq = 24'000, .newest_first = true},
+      {.since = at(30'000), .limit = 50},  // nothing
+  };
+  for (const EventFilter& filter : filters) {
+    std::vector<std::string> listed;
+    for (const Event& e : list_events(f.db, filter)) listed.push_back(e.payload);
+    CAPTURE(filter.after_seq);
+    CAPTURE(filter.before_seq);
+    CAPTURE(filter.newest_first);
+    CHECK(listed == expected(filter));
+  }
+}

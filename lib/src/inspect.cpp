@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 
 #include "consumer_registry.hpp"
@@ -58,6 +59,81 @@ const std::set<std::string>& known_states() {
   return states;
 }
 
+// A time range's events are mostly a run of seqs (events are created in seq order; only a clock
+// set back mixes them), so the first kTimeWindow events from a page's start, walked by seq,
+// answer most pages in a few milliseconds; the creation time index answers from where the window
+// ends. The index alone sorted every match by seq: 90 ms for "the last week" of 1M events.
+constexpr std::int64_t kTimeWindow = 20'000;
+
+std::vector<Event> select_events(SQLite::Database& db, const std::string& from,
+                                 const SqlFilter& sql, const EventFilter& filter) {
+  SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
+                                   sql.clause() + " ORDER BY e.seq" +
+                                   (filter.newest_first ? " DESC" : "") + " LIMIT " +
+                                   std::to_string(filter.limit));
+  sql.bind(select);
+  std::vector<Event> events;
+  while (select.executeStep()) events.push_back(read_event(select));
+  return events;
+}
+
+void where_seq_bounds(SqlFilter& sql, const EventFilter& filter) {
+  sql.where("e.seq > ?", {filter.after_seq});
+  if (filter.before_seq > 0) sql.where("e.seq < ?", {filter.before_seq});
+}
+
+// A time range alone, through the creation time index: seq order within the range from the
+// index alone (no table reads), then the page's rows. Left to itself the planner walked the
+// table from after_seq for a lone `since` (the whole file before the last hour's events), and by
+// seq whenever the range had an upper seq bound: hence INDEXED BY.
+std::vector<Event> by_creation_index(SQLite::Database& db, const EventFilter& filter) {
+  SqlFilter sql;
+  where_seq_bounds(sql, filter);
+  std::vector<SqlFilter::Value> values{filter.since ? to_millis(*filter.since) : INT64_MIN,
+                                       filter.until ? to_millis(*filter.until) : INT64_MAX,
+                                       filter.after_seq};
+  if (filter.before_seq > 0) values.emplace_back(filter.before_seq);
+  sql.where(
+      "e.seq IN (SELECT seq FROM sluice_events INDEXED BY sluice_events_created WHERE "
+      "created_at >= ? AND created_at < ? AND "
+      "seq > ?" +
+          std::string(filter.before_seq > 0 ? " AND seq < ?" : "") + " ORDER BY seq" +
+          (filter.newest_first ? " DESC" : "") + " LIMIT " + std::to_string(filter.limit) + ")",
+      std::move(values));
+  return select_events(db, " FROM sluice_events e", sql, filter);
+}
+
+// The seq kTimeWindow events from the page's start, in the page's direction; none when fewer
+// remain.
+std::optional<std::int64_t> window_end(SQLite::Database& db, const EventFilter& filter) {
+  SQLite::Statement query(
+      db, std::string("SELECT seq FROM sluice_events WHERE seq > ? AND seq < ? ORDER BY seq") +
+              (filter.newest_first ? " DESC" : "") + " LIMIT 1 OFFSET ?");
+  query.bind(1, static_cast<int64_t>(filter.after_seq));
+  query.bind(2, static_cast<int64_t>(filter.before_seq > 0 ? filter.before_seq : INT64_MAX));
+  query.bind(3, static_cast<int64_t>(kTimeWindow - 1));
+  if (!query.executeStep()) return std::nullopt;
+  return query.getColumn(0).getInt64();
+}
+
+// A time range alone: the window by seq (`+created_at` keeps the planner on seq), then, for a
+// page it did not fill, the creation time index from the window's end.
+std::vector<Event> by_time_range(SQLite::Database& db, const EventFilter& filter) {
+  const std::optional<std::int64_t> end = window_end(db, filter);
+  SqlFilter window;
+  where_seq_bounds(window, filter);
+  if (end) window.where(filter.newest_first ? "e.seq >= ?" : "e.seq <= ?", {*end});
+  if (filter.since) window.where("+e.created_at >= ?", {to_millis(*filter.since)});
+  if (filter.until) window.where("+e.created_at < ?", {to_millis(*filter.until)});
+  std::vector<Event> events = select_events(db, " FROM sluice_events e", window, filter);
+  if (!end || static_cast<int>(events.size()) == filter.limit) return events;
+  EventFilter rest = filter;
+  (filter.newest_first ? rest.before_seq : rest.after_seq) = *end;
+  rest.limit = filter.limit - static_cast<int>(events.size());
+  for (Event& event : by_creation_index(db, rest)) events.push_back(std::move(event));
+  return events;
+}
+
 }  // namespace
 
 std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) {
@@ -70,6 +146,9 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
   }
   if (filter.limit < 1) throw InvalidArgument("sluice: list events: the limit must be >= 1");
   return guarded("list events", [&] {
+    const bool time_only = filter.consumer.empty() && filter.topic.empty() && filter.key.empty() &&
+                           filter.event_id.empty() && filter.dedup_key.empty();
+    if (time_only && (filter.since || filter.until)) return by_time_range(db, filter);
     SqlFilter sql;
     std::string from = " FROM sluice_events e";
     if (!filter.consumer.empty()) {
@@ -79,56 +158,28 @@ std::vector<Event> list_events(SQLite::Database& db, const EventFilter& filter) 
         sql.where(std::string(kStateExpression) + " = ?", {filter.state});
       }
     }
-    sql.where("e.seq > ?", {filter.after_seq});
-    if (filter.before_seq > 0) sql.where("e.seq < ?", {filter.before_seq});
+    where_seq_bounds(sql, filter);
     if (!filter.topic.empty()) sql.where("e.topic = ?", {filter.topic});
     if (!filter.key.empty()) sql.where("e.key = ?", {filter.key});
     if (!filter.event_id.empty()) sql.where("e.id = ?", {filter.event_id});
     if (!filter.dedup_key.empty()) sql.where("e.dedup_key = ?", {filter.dedup_key});
-    const bool time_only = filter.consumer.empty() && filter.topic.empty() && filter.key.empty() &&
-                           filter.event_id.empty() && filter.dedup_key.empty();
-    if (time_only && (filter.since || filter.until)) {
-      // Seq order within a time range from the creation time index alone (no table reads), then
-      // the page's rows. Left to itself the planner walked the table from after_seq for a lone
-      // `since`: the whole file before the last hour's events.
-      // An upper seq bound only when asked for: an unbounded one turned the plan to a walk of
-      // the table by seq.
-      std::vector<SqlFilter::Value> values{filter.since ? to_millis(*filter.since) : INT64_MIN,
-                                           filter.until ? to_millis(*filter.until) : INT64_MAX,
-                                           filter.after_seq};
-      if (filter.before_seq > 0) values.emplace_back(filter.before_seq);
+    // By seq between the first and last seq of the range, which sluice_events_created gives
+    // exactly (min(+seq): not by walking seq order to a match).
+    if (filter.since) {
+      sql.where("e.created_at >= ?", {to_millis(*filter.since)});
       sql.where(
-          "e.seq IN (SELECT seq FROM sluice_events WHERE created_at >= ? AND created_at < ? AND "
-          "seq > ?" +
-              std::string(filter.before_seq > 0 ? " AND seq < ?" : "") + " ORDER BY seq" +
-              (filter.newest_first ? " DESC" : "") + " LIMIT " + std::to_string(filter.limit) + ")",
-          std::move(values));
-    } else {
-      // With other filters, by seq between the first and last seq of the range, which
-      // sluice_events_created gives exactly (min(+seq): not by walking seq order to a match).
-      if (filter.since) {
-        sql.where("e.created_at >= ?", {to_millis(*filter.since)});
-        sql.where(
-            "e.seq >= (SELECT coalesce(min(+seq), 9223372036854775807) FROM "
-            "sluice_events WHERE created_at >= ?)",
-            {to_millis(*filter.since)});
-      }
-      if (filter.until) {
-        sql.where("e.created_at < ?", {to_millis(*filter.until)});
-        sql.where(
-            "e.seq <= (SELECT coalesce(max(+seq), 0) FROM sluice_events WHERE "
-            "created_at < ?)",
-            {to_millis(*filter.until)});
-      }
+          "e.seq >= (SELECT coalesce(min(+seq), 9223372036854775807) FROM "
+          "sluice_events WHERE created_at >= ?)",
+          {to_millis(*filter.since)});
     }
-    SQLite::Statement select(db, std::string("SELECT ") + kEventColumns + from + " WHERE 1" +
-                                     sql.clause() + " ORDER BY e.seq" +
-                                     (filter.newest_first ? " DESC" : "") + " LIMIT " +
-                                     std::to_string(filter.limit));
-    sql.bind(select);
-    std::vector<Event> events;
-    while (select.executeStep()) events.push_back(read_event(select));
-    return events;
+    if (filter.until) {
+      sql.where("e.created_at < ?", {to_millis(*filter.until)});
+      sql.where(
+          "e.seq <= (SELECT coalesce(max(+seq), 0) FROM sluice_events WHERE "
+          "created_at < ?)",
+          {to_millis(*filter.until)});
+    }
+    return select_events(db, from, sql, filter);
   });
 }
 
