@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "dead_letter_page.hpp"
@@ -330,7 +331,9 @@ Json ConsoleApi::dead_letter_action(const Json& body, bool replay) {
     }
     rate = value.get<double>();
   }
-  SQLite::Database db = session_.open();
+  std::optional<SQLite::Database> writer;
+  SQLite::Database& db =
+      dry_run ? thread_read_connection(session_) : writer.emplace(session_.open());
   const std::vector<DeadLetter> matched = select_dead_letters(db, body);
   long long changed = 0;
   if (!dry_run) {
@@ -387,7 +390,9 @@ Json ConsoleApi::backfill(const Json& body) {
   }
   if (range.until && !range.since) throw bad_request("\"until\" needs \"since\"");
   const bool dry_run = flag_field(body, "dry_run");
-  SQLite::Database db = session_.open();
+  std::optional<SQLite::Database> writer;
+  SQLite::Database& db =
+      dry_run ? thread_read_connection(session_) : writer.emplace(session_.open());
   long long count = 0;
   if (dry_run) {
     count = count_backfill(db, consumer, range);
@@ -458,7 +463,9 @@ Json ConsoleApi::prune(const Json& body) {
   }
   const bool force = flag_field(body, "force");
   const bool dry_run = flag_field(body, "dry_run");
-  SQLite::Database db = session_.open();
+  std::optional<SQLite::Database> writer;
+  SQLite::Database& db =
+      dry_run ? thread_read_connection(session_) : writer.emplace(session_.open());
   const Options options = session_.options();
   const Duration horizon = dedup_horizon(db, options);
   if (retention < horizon && !force) {

@@ -15,8 +15,6 @@ namespace {
 
 // Enough for a console on one file and a test process's handful; each keeps a file open.
 constexpr std::size_t kKeptPerThread = 4;
-// The whole of a large file: the map is address space, the pages the kernel's page cache.
-constexpr std::int64_t kMapBytes = std::int64_t{1} << 30;
 
 struct Kept {
   std::string path;
@@ -50,7 +48,6 @@ SQLite::Database& thread_read_connection(const Session& session) {
     return *kept.front().db;
   }
   auto db = std::make_unique<SQLite::Database>(session.open_read_only());
-  db->exec("PRAGMA mmap_size = " + std::to_string(kMapBytes));
   kept.push_front({session.db_path, session.busy_timeout, device, inode, std::move(db)});
   if (kept.size() > kKeptPerThread) kept.pop_back();
   return *kept.front().db;
