@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "attempt_log.hpp"
+#include "attempt_trace.hpp"
 #include "bind_text.hpp"
 #include "crash_point.hpp"
 #include "event_codec.hpp"
@@ -889,7 +890,9 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
   {
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
     SLUICE_CRASH_POINT("handler-before-write");
+    AttemptTrace trace(options_.tracer, spec.name, event, item.attempt);
     outcome = call_handler(handler->second, event, context, guard_);
+    trace.end(outcome);
     // What it wrote (a replay, say) commits at this connection's level, unseen by the data
     // version that tells the next outside claim whether its causes are durable already.
     if (sqlite3_total_changes(db_.getHandle()) != changes_before) durable_claims_.forget();
@@ -1055,6 +1058,9 @@ Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, Claim& cl
   OutsideGroup group;
   group.start = start;
   group.end = start + 1;
+  group.consumer = spec.name;
+  group.attempt = claim.items[start].attempt;
+  group.tracer = options_.tracer;
   const std::string& topic = claim.items[start].event.topic;
   // A batch handler takes the following items of its topics, half a claim at most, so that one
   // half can be handled while the other commits; a plain handler takes one item. A batch ending
@@ -1075,8 +1081,6 @@ Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, Claim& cl
     }
   } else if (const auto handler = spec.handlers.find(topic); handler != spec.handlers.end()) {
     group.handler = &handler->second;
-    group.consumer = spec.name;
-    group.attempt = claim.items[start].attempt;
   }
   group.outcomes.resize(group.end - start);
   // No handler here: claimed before another instance subscribed the consumer to the topic.
@@ -1130,6 +1134,7 @@ void Deliverer::hold_after_failures(const ConsumerSpec& spec, const Claim& claim
 void Deliverer::run_outside(OutsideGroup& group) {
   if (group.batch.empty()) return;
   if (group.batch_handler != nullptr) {
+    AttemptTrace trace(group.tracer, group.consumer, group.batch, group.attempt);
     std::vector<Outcome> results;
     try {
       results = (*group.batch_handler)(group.batch);
@@ -1149,13 +1154,16 @@ void Deliverer::run_outside(OutsideGroup& group) {
       results.assign(group.batch.size(),
                      Outcome::retry("the handler threw a non-standard exception"));
     }
+    trace.end(results);
     for (std::size_t j = 0; j < group.batch.size(); ++j)
       group.outcomes[group.batch_index[j]] = std::move(results[j]);
     return;
   }
   Outcome& outcome = group.outcomes[group.batch_index.front()];
   HandlerContext context(group.consumer, group.attempt, nullptr, nullptr);
+  AttemptTrace trace(group.tracer, group.consumer, group.batch.front(), group.attempt);
   outcome = call_outside_handler(*group.handler, group.batch.front(), context);
+  trace.end(outcome);
 }
 
 void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const Outcome& outcome,

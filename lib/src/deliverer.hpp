@@ -22,6 +22,7 @@
 #include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
 #include "sluice/outbox.hpp"
+#include "sluice/tracer.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -262,7 +263,8 @@ class Deliverer {
     const Handler* handler = nullptr;
     std::string consumer;
     int attempt = 1;
-    std::vector<Event> batch;  // the items handed to the handler
+    std::shared_ptr<Tracer> tracer;  // Options::tracer: run_outside may run on another thread
+    std::vector<Event> batch;        // the items handed to the handler
     std::vector<std::size_t> batch_index;
     std::vector<Outcome> outcomes;  // one per item; done for an item seen already
     // Per item, the reason it is held back instead of its outcome applied ("blocked" behind a

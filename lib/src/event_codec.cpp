@@ -9,6 +9,7 @@
 #include "control_characters.hpp"
 #include "json_syntax.hpp"
 #include "sluice/error.hpp"
+#include "trace_context.hpp"
 #include "utf8.hpp"
 
 namespace sluice {
@@ -159,6 +160,7 @@ void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
                           std::to_string(kMaxJsonDepth) + " levels)");
   }
   for (const auto& [name, value] : event.headers) check_header(name, value);
+  validate_trace_context(event);
 }
 
 std::string encode_headers(const Headers& headers) {

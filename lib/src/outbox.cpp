@@ -19,6 +19,7 @@
 #include "sluice/database.hpp"
 #include "sluice/error.hpp"
 #include "sqlite_error.hpp"
+#include "trace_context.hpp"
 #include "write_transaction.hpp"
 
 namespace sluice {
@@ -76,7 +77,7 @@ struct EventWriter : ConnectionCached {
     std::string generated_id;
     if (event.id.empty()) generated_id = generate_event_id(now);
     const std::string& id = event.id.empty() ? generated_id : event.id;
-    const std::string headers = encode_headers(event.headers);
+    const std::string headers = encode_headers(stored_headers(event, trace_headers));
     rewind(insert);
     bind_row(insert, 0, event, id, headers, now);
     insert.exec();
@@ -123,7 +124,7 @@ struct EventWriter : ConnectionCached {
     for (std::size_t r = 0; r < rows; ++r) {
       const NewEvent& event = events[first + r];
       row_ids[r] = event.id.empty() ? generate_event_id(now) : event.id;
-      row_headers[r] = encode_headers(event.headers);
+      row_headers[r] = encode_headers(stored_headers(event, trace_headers));
       bind_row(statement, static_cast<int>(r) * kColumns, event, row_ids[r], row_headers[r], now);
     }
     statement.exec();
@@ -241,6 +242,7 @@ struct EventWriter : ConnectionCached {
   // What the rows of a many-row statement bind, kept until it has run; reused.
   std::vector<std::string> row_ids;
   std::vector<std::string> row_headers;
+  Headers trace_headers;  // an event's headers with its trace context, see stored_headers()
   // Its user: the Outbox's caller, or for enqueue() the thread using the connection; a trigger
   // that enqueues re-enters on that thread.
   ExclusiveUse use;
@@ -268,23 +270,37 @@ Outbox::~Outbox() = default;
 EnqueueResult Outbox::enqueue(const NewEvent& event) {
   ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::enqueue");
   require_transaction(impl_->db, "enqueue");
-  validate_new_event(event, impl_->options.max_payload_bytes);
-  return guarded("enqueue", [&] { return impl_->insert_event(event); });
+  const std::optional<NewEvent> traced = with_current_trace(event, impl_->options);
+  const NewEvent& stored = traced ? *traced : event;
+  validate_new_event(stored, impl_->options.max_payload_bytes);
+  return guarded("enqueue", [&] { return impl_->insert_event(stored); });
 }
 
 std::vector<EnqueueResult> Outbox::enqueue_batch(const std::vector<NewEvent>& events) {
   ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::enqueue_batch");
   require_transaction(impl_->db, "enqueue batch");
-  for (const NewEvent& event : events) validate_new_event(event, impl_->options.max_payload_bytes);
-  return guarded("enqueue batch", [&] { return impl_->insert_events(events); });
+  // Copied only when the app's hook supplies a trace context.
+  std::vector<NewEvent> traced;
+  if (impl_->options.current_trace_context) {
+    traced.reserve(events.size());
+    for (const NewEvent& event : events) {
+      std::optional<NewEvent> with = with_current_trace(event, impl_->options);
+      traced.push_back(with ? std::move(*with) : event);
+    }
+  }
+  const std::vector<NewEvent>& stored = traced.empty() ? events : traced;
+  for (const NewEvent& event : stored) validate_new_event(event, impl_->options.max_payload_bytes);
+  return guarded("enqueue batch", [&] { return impl_->insert_events(stored); });
 }
 
 EnqueueResult Outbox::enqueue_now(const NewEvent& event) {
   ExclusiveUse::Scope use(impl_->use, "sluice: Outbox::enqueue_now");
-  validate_new_event(event, impl_->options.max_payload_bytes);
+  const std::optional<NewEvent> traced = with_current_trace(event, impl_->options);
+  const NewEvent& stored = traced ? *traced : event;
+  validate_new_event(stored, impl_->options.max_payload_bytes);
   return guarded("enqueue", [&] {
     WriteTransaction tx(impl_->db);
-    EnqueueResult result = impl_->insert_event(event);
+    EnqueueResult result = impl_->insert_event(stored);
     tx.commit();
     return result;
   });
@@ -323,8 +339,10 @@ EnqueueResult enqueue(SQLite::Database& db, const NewEvent& event, const Options
   return enqueue_in_statement(db, event, options);
 }
 
-EnqueueResult enqueue_in_statement(SQLite::Database& db, const NewEvent& event,
+EnqueueResult enqueue_in_statement(SQLite::Database& db, const NewEvent& given,
                                    const Options& options) {
+  const std::optional<NewEvent> traced = with_current_trace(given, options);
+  const NewEvent& event = traced ? *traced : given;
   validate_new_event(event, options.max_payload_bytes);
   return guarded("enqueue", [&] {
     auto& writer = static_cast<EventWriter&>(connection_cached(db, &kWriterKey, [&] {

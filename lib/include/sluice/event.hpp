@@ -35,6 +35,15 @@ struct NewEvent {
   std::string dedup_key;
   // Not delivered before this time.
   std::optional<TimePoint> not_before;
+  // W3C Trace Context: the producer's traceparent ("00-<trace id>-<parent id>-<flags>"), kept
+  // with the event through retries, replays and the NATS relay, and seen by handlers and
+  // Options::tracer; empty means none (then a "traceparent" header, then
+  // Options::current_trace_context). Stored as the "traceparent" header. Malformed, or given
+  // here and as a different header, it is refused with InvalidArgument.
+  std::string trace_context;
+  // Its tracestate (vendor entries, at most 32 and 512 bytes); needs a trace context. Stored as
+  // the "tracestate" header.
+  std::string trace_state;
   // When the event was created, if not now: an event received from another file (the NATS
   // ingester) keeps the time it was enqueued there, so that lag counts from then. Unset: the
   // time it is stored.
@@ -53,6 +62,11 @@ struct Event {
   std::string dedup_key;
   TimePoint created_at;
   std::optional<TimePoint> not_before;
+
+  // The producer's W3C traceparent (its "traceparent" header), if it carried one.
+  std::optional<std::string> trace_context() const;
+  // Its tracestate (the "tracestate" header), if any.
+  std::optional<std::string> trace_state() const;
 };
 
 // Result of enqueue or receive. A duplicate is an expected outcome, not an error.

@@ -2,13 +2,18 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "sluice/clock.hpp"
 #include "sluice/log.hpp"
 #include "sluice/retry_policy.hpp"
 
 namespace sluice {
+
+class Tracer;
 
 // Whatever the level, an event is handed to something outside the file (an outside-transaction or
 // batch handler, the relay, an SQL claimer) only once the commit that made it claimable is on
@@ -63,6 +68,13 @@ struct Options {
   std::shared_ptr<Clock> clock;
   // Log sink; null means silent.
   std::shared_ptr<LogSink> log;
+  // Asked at each enqueue that gives no trace context (NewEvent::trace_context, or a
+  // "traceparent" header) for the current one, e.g. from an OpenTelemetry SDK's active span:
+  // a W3C traceparent, or nullopt for none. A malformed value is dropped with a warning in the
+  // log, never refused. Called on the enqueuing thread; null: never asked.
+  std::function<std::optional<std::string>()> current_trace_context;
+  // Told of every handler call a Worker makes (sluice/tracer.hpp); null: none.
+  std::shared_ptr<Tracer> tracer;
 
   // Throws InvalidArgument naming the field out of range: a negative duration or one past
   // kLongestDuration, a poll_interval of 0, a batch_size under 1 or a bad retry policy.

@@ -119,8 +119,9 @@ typedef struct sluice_new_event {
   const char* id;
   /* Domain dedup key naming one business operation, e.g. "order-42:paid". */
   const char* dedup_key;
-  /* Headers as a JSON object of string values, e.g. {"trace":"abc"}; values delivered as
-     given. */
+  /* Headers as a JSON object of string values, e.g. {"tenant":"7"}; values delivered as
+     given. A W3C trace context goes here as "traceparent" (and "tracestate"), validated as
+     the C++ NewEvent::trace_context is. */
   const char* headers;
   /* Not delivered before this time (ms since the epoch); 0 means no delay. */
   int64_t not_before_ms;

@@ -23,5 +23,6 @@
 #include "sluice/retention.hpp"
 #include "sluice/retry_policy.hpp"
 #include "sluice/stats.hpp"
+#include "sluice/tracer.hpp"
 #include "sluice/worker.hpp"
 #include "sluice/workers.hpp"
