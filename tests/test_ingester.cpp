@@ -2,6 +2,7 @@
 // duplicates without effect, stream order kept after an ingester died holding messages.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <deque>
 
 #include "nats/jetstream_client.hpp"
@@ -26,6 +27,13 @@ constexpr const char* kStream = "EVENTS";
 // When relayed-looking event `i` was created in the file it was relayed from.
 TimePoint created_at(int i) { return TimePoint(Duration(1'700'000'000'000 + i)); }
 
+// A W3C traceparent of its own for event `i`: the ingester keeps it as the relay sent it.
+std::string traceparent(int i) {
+  char text[64];
+  std::snprintf(text, sizeof text, "00-%032x-00f067aa0ba902b7-01", i + 1);
+  return text;
+}
+
 // Publishes `count` relayed-looking events "id-<first>".. on sluice.order.placed.
 void publish_events(nats::JetStreamClient& client, int first, int count) {
   std::deque<Event> events;  // what the messages view; a deque's elements stay where they are
@@ -37,7 +45,7 @@ void publish_events(nats::JetStreamClient& client, int first, int count) {
     event.topic = "order.placed";
     event.key = "k" + std::to_string(i % 5);
     event.payload = "{\"i\":" + std::to_string(i) + "}";
-    event.headers = {{"traceparent", "t-" + std::to_string(i)}};
+    event.headers = {{"traceparent", traceparent(i)}};
     event.created_at = created_at(i);
     nats::OutgoingMessage& message =
         messages.emplace_back("sluice.order.placed", event.id, event.payload);
@@ -200,7 +208,7 @@ TEST_CASE("each message is received with the ID from Nats-Msg-Id and acked after
   CHECK(events[0].topic == "order.placed");
   CHECK(events[0].key == "k0");
   CHECK(events[0].payload == R"({"i":0})");
-  CHECK(events[0].headers == Headers{{"traceparent", "t-0"}});
+  CHECK(events[0].headers == Headers{{"traceparent", traceparent(0)}});
   // Created when the relayed-from file created it, not when ingested: lag counts from there.
   CHECK(events[0].created_at == created_at(0));
   CHECK(events[39].id == "id-1000039");

@@ -160,7 +160,9 @@ TEST_CASE("headers, key, dedup key and not-before are stored as given") {
 
 TEST_CASE("headers come back exactly, plain ASCII or needing JSON escapes") {
   Fixture f;
-  const Headers plain = {{"content-type", "application/json"}, {"traceparent", "00-4bf9-01"}};
+  const Headers plain = {
+      {"content-type", "application/json"},
+      {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}};
   const Headers escaped = {{"quote", "say \"hi\""},
                            {"back\\slash", "a\\b"},
                            {"line", "one\ntwo"},
@@ -172,8 +174,9 @@ TEST_CASE("headers come back exactly, plain ASCII or needing JSON escapes") {
   }
   SQLite::Statement raw(f.db, "SELECT headers FROM sluice_events ORDER BY seq LIMIT 1");
   REQUIRE(raw.executeStep());
-  CHECK(raw.getColumn(0).getString() ==
-        R"({"content-type":"application/json","traceparent":"00-4bf9-01"})");
+  CHECK(
+      raw.getColumn(0).getString() ==
+      R"({"content-type":"application/json","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})");
 }
 
 TEST_CASE("receive stores the first arrival of an ID and acknowledges later ones as duplicates") {

@@ -66,10 +66,11 @@ TEST_CASE("the relay publishes each event with its ID, headers, key and topic, t
   TempDir dir;
   SQLite::Database db = open_database(dir.file("a.db"));
   Outbox outbox(db);
-  NewEvent placed{.topic = "order.placed",
-                  .payload = R"({"order":1})",
-                  .headers = {{"traceparent", "00-abc-01"}},
-                  .key = "order-1"};
+  NewEvent placed{
+      .topic = "order.placed",
+      .payload = R"({"order":1})",
+      .headers = {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
+      .key = "order-1"};
   NewEvent paid{.topic = "order.paid",
                 .payload = R"({"order":1})",
                 .key = "order-1",
@@ -92,7 +93,8 @@ TEST_CASE("the relay publishes each event with its ID, headers, key and topic, t
   CHECK(header(messages[0], "Nats-Msg-Id") == placed_id);
   CHECK(header(messages[0], "Sluice-Topic") == "order.placed");
   CHECK(header(messages[0], "Sluice-Key") == "order-1");
-  CHECK(header(messages[0], "traceparent") == "00-abc-01");
+  CHECK(header(messages[0], "traceparent") ==
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
   CHECK(std::string(natsMsg_GetData(messages[0].get()), natsMsg_GetDataLength(messages[0].get())) ==
         R"({"order":1})");
   CHECK(std::string(natsMsg_GetSubject(messages[1].get())) == "sluice.order.paid");
