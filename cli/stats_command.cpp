@@ -72,6 +72,12 @@ void print_table(const std::vector<ConsumerStats>& stats, const std::vector<Cons
   for (const ConsumerStats& s : stats) {
     if (s.paused)
       std::cout << style.yellow(printable(s.consumer) + " " + describe_pause(s)) << '\n';
+    if (s.breaker == "open" || s.breaker == "half-open") {
+      std::cout << style.yellow(printable(s.consumer) + " breaker " + s.breaker + " until " +
+                                format_time(*s.breaker_open_until) + " (" +
+                                std::to_string(s.breaker_failures) + " failures in a row)")
+                << '\n';
+    }
   }
 }
 
