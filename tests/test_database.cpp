@@ -91,8 +91,20 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema version 9 added, dropped: turns a new file back into one of version 8.
-const char* const kWithoutVersion9 = R"sql(
+// What schema version 10 added (the circuit breaker), dropped: turns a new file back into one of
+// version 9.
+const char* const kWithoutVersion10 = R"sql(
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_failures;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_cool_down_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_max_cool_down_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_consecutive;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_open_until;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_open_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_probe;
+)sql";
+
+// What schema versions 9 and 10 added, dropped: turns a new file back into one of version 8.
+const std::string kWithoutVersion9 = std::string(kWithoutVersion10) + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN paused_at;
   ALTER TABLE sluice_consumers DROP COLUMN paused_until;
   ALTER TABLE sluice_consumers DROP COLUMN pause_note;
@@ -102,7 +114,7 @@ const char* const kWithoutVersion9 = R"sql(
 
 // What schema versions 8 and 9 added, dropped: turns a new file back into one of version 7.
 // (Version 9's audit table takes what version 7's did, and more.)
-const std::string kWithoutVersion8 = std::string(kWithoutVersion9) + R"sql(
+const std::string kWithoutVersion8 = kWithoutVersion9 + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN initial_backoff_ms;
   ALTER TABLE sluice_consumers DROP COLUMN max_backoff_ms;
   ALTER TABLE sluice_consumers DROP COLUMN backoff_multiplier;
