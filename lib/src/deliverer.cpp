@@ -499,7 +499,9 @@ Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec) {
                            ? TimePoint::max()
                            : TimePoint(Duration(claim_start_.getColumn(4).getInt64()));
   }
-  if (!claim_start_.isColumnNull(5))
+  // Only a deliverer that counts the breaker's failures heeds it (not yet an SQL claimer): one
+  // that only probed would keep it open for good.
+  if (spec.options.breaker && !claim_start_.isColumnNull(5))
     start.breaker_until = TimePoint(Duration(claim_start_.getColumn(5).getInt64()));
   rewind(claim_start_);
   return start;
