@@ -74,7 +74,16 @@ Json consumer_stats_json(const ConsumerStats& stats) {
               {"waiting_for_handler", stats.waiting_for_handler},
               {"due", stats.due},
               {"throttled_total", stats.throttled_total},
-              {"pause", pause_json(stats)}};
+              {"pause", pause_json(stats)},
+              {"breaker", breaker_json(stats)}};
+}
+
+Json breaker_json(const ConsumerStats& stats) {
+  if (stats.breaker == "off") return nullptr;
+  return Json{{"state", stats.breaker},
+              {"failures", stats.breaker_failures},
+              {"open_until", time_json(stats.breaker_open_until)},
+              {"cool_down_seconds", static_cast<double>(stats.breaker_cool_down.count()) / 1000.0}};
 }
 
 Json pause_json(const ConsumerStats& stats) {

@@ -28,11 +28,15 @@ Json attempt_json(const AttemptRecord& attempt);
 // first_failed_at, last_failed_at, discarded, note.
 Json dead_letter_json(const DeadLetter& dead_letter);
 // consumer, topics, pending, claimed, retrying, dead, delivered_total, retries_total,
-// lag_seconds, parked_keys, waiting_for_handler, due, throttled_total, pause (pause_json).
+// lag_seconds, parked_keys, waiting_for_handler, due, throttled_total, pause (pause_json),
+// breaker (breaker_json).
 Json consumer_stats_json(const ConsumerStats& stats);
 // While paused, {since, until (null: until resumed), by (operator, throttle), note (null
 // when none)}; null when not.
 Json pause_json(const ConsumerStats& stats);
+// {state: closed | open | half-open, failures, open_until, cool_down_seconds}, or null for a
+// consumer without a circuit breaker.
+Json breaker_json(const ConsumerStats& stats);
 // id, consumer, worker_id, pid, since, lease_until, owner_alive.
 Json held_claim_json(const HeldClaim& claim);
 // id, pid, host, kind, consumers, started_at, liveness ("alive", "dead" or "unknown"), claims.

@@ -72,6 +72,12 @@ void print_table(const std::vector<ConsumerStats>& stats, const std::vector<Cons
   for (const ConsumerStats& s : stats) {
     if (s.paused)
       std::cout << style.yellow(printable(s.consumer) + " " + describe_pause(s)) << '\n';
+    if (s.breaker == "open" || s.breaker == "half-open") {
+      std::cout << style.yellow(printable(s.consumer) + " breaker " + s.breaker + " until " +
+                                format_time(*s.breaker_open_until) + " (" +
+                                std::to_string(s.breaker_failures) + " failures in a row)")
+                << '\n';
+    }
   }
 }
 
@@ -166,7 +172,9 @@ void add_stats_command(CLI::App& app, std::shared_ptr<Session> session) {
       "waiting for a handler, and its workers (alive, or when last seen)");
   command->footer(
       "A file a NATS ingester writes to also lists each STREAM, DURABLE and the POSITION (stream\n"
-      "sequence) it has ingested up to.\nExample:\n  sluice --db app.db stats\n  sluice --db "
+      "sequence) it has ingested up to. Under the table, a line per paused consumer and per open\n"
+      "or half-open circuit breaker (ConsumerOptions::breaker; --json: breaker {state, failures,\n"
+      "open_until, cool_down_seconds}).\nExample:\n  sluice --db app.db stats\n  sluice --db "
       "app.db stats --watch 2   "
       "# redraw every 2 s with a backlog sparkline");
   command->add_flag("--json", args->json,

@@ -165,7 +165,9 @@ TEST_CASE("an old file's audit log is kept by the migration that admits sql and 
     // Back to version 6, with the audit table of versions 5 and 6 and without the columns of
     // versions 8 and 9, as a file written before the migration has it.
     for (const char* column :
-         {"paused_at", "paused_until", "pause_note", "paused_by", "throttled_total"}) {
+         {"paused_at", "paused_until", "pause_note", "paused_by", "throttled_total",
+          "breaker_failures", "breaker_cool_down_ms", "breaker_max_cool_down_ms",
+          "breaker_consecutive", "breaker_open_until", "breaker_open_ms", "breaker_probe"}) {
       db.exec(std::string("ALTER TABLE sluice_consumers DROP COLUMN ") + column);
     }
     db.exec(

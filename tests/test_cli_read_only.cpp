@@ -140,6 +140,13 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
       ALTER TABLE sluice_consumers DROP COLUMN pause_note;
       ALTER TABLE sluice_consumers DROP COLUMN paused_by;
       ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
+      ALTER TABLE sluice_consumers DROP COLUMN breaker_failures;
+      ALTER TABLE sluice_consumers DROP COLUMN breaker_cool_down_ms;
+      ALTER TABLE sluice_consumers DROP COLUMN breaker_max_cool_down_ms;
+      ALTER TABLE sluice_consumers DROP COLUMN breaker_consecutive;
+      ALTER TABLE sluice_consumers DROP COLUMN breaker_open_until;
+      ALTER TABLE sluice_consumers DROP COLUMN breaker_open_ms;
+      ALTER TABLE sluice_consumers DROP COLUMN breaker_probe;
       DROP TABLE sluice_workers;
       ALTER TABLE sluice_claims DROP COLUMN worker_id;
       DELETE FROM sluice_meta WHERE name IN ('claim_ids', 'consumer_ids');

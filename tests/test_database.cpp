@@ -91,13 +91,25 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema version 10 added, dropped: turns a new file back into one of version 9.
-const char* const kWithoutVersion10 = R"sql(
+// What schema version 11 added (the circuit breaker), dropped: turns a new file back into one of
+// version 10.
+const char* const kWithoutVersion11 = R"sql(
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_failures;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_cool_down_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_max_cool_down_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_consecutive;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_open_until;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_open_ms;
+  ALTER TABLE sluice_consumers DROP COLUMN breaker_probe;
+)sql";
+
+// What schema versions 10 and 11 added, dropped: turns a new file back into one of version 9.
+const std::string kWithoutVersion10 = std::string(kWithoutVersion11) + R"sql(
   DROP INDEX sluice_events_key;
 )sql";
 
-// What schema versions 9 and 10 added, dropped: turns a new file back into one of version 8.
-const std::string kWithoutVersion9 = std::string(kWithoutVersion10) + R"sql(
+// What schema versions 9 to 11 added, dropped: turns a new file back into one of version 8.
+const std::string kWithoutVersion9 = kWithoutVersion10 + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN paused_at;
   ALTER TABLE sluice_consumers DROP COLUMN paused_until;
   ALTER TABLE sluice_consumers DROP COLUMN pause_note;
@@ -105,7 +117,7 @@ const std::string kWithoutVersion9 = std::string(kWithoutVersion10) + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN throttled_total;
 )sql";
 
-// What schema versions 8 to 10 added, dropped: turns a new file back into one of version 7.
+// What schema versions 8 to 11 added, dropped: turns a new file back into one of version 7.
 // (Version 9's audit table takes what version 7's did, and more.)
 const std::string kWithoutVersion8 = kWithoutVersion9 + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN initial_backoff_ms;
@@ -115,7 +127,7 @@ const std::string kWithoutVersion8 = kWithoutVersion9 + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN backoff_seed;
 )sql";
 
-// What schema versions 5 to 10 added, dropped: turns a new file back into one of an older
+// What schema versions 5 to 11 added, dropped: turns a new file back into one of an older
 // version. (Versions 7 and 9 rebuilt sluice_audit, which goes with version 5's.)
 const std::string kWithoutVersion5 = kWithoutVersion8 + R"sql(
   DROP TABLE sluice_workers;

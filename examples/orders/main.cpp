@@ -1,7 +1,11 @@
 // The orders example: an order service writes an order and its `order.placed` event in one
 // transaction; `billing` (in the transaction, state-checked) and `email` (outside it) consume it.
 // One payment call fails once and recovers; one order has an address no mailer accepts and is
-// dead-lettered. Usage: orders [DATABASE]   (default orders.db; the file is left for inspection)
+// dead-lettered. Then the mail API goes down for 2 s while more orders come in: with its circuit
+// breaker the email consumer stops trying, probes now and then, and sends every receipt once the
+// API is back (no dead letter); run with --no-breaker, the outage dead-letters them all.
+// Usage: orders [--no-breaker] [DATABASE]   (default orders.db; the file is left for inspection.
+// The breaker is one of the consumer's recorded options: use a new file to switch it.)
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <atomic>
@@ -85,9 +89,14 @@ void charge(const sluice::Event& event, sluice::Context& ctx, std::atomic<int>& 
   say("  billing: charged order " + id + " (attempt " + std::to_string(ctx.attempt()) + ")");
 }
 
+// Whether the (simulated) mail API is down.
+std::atomic<bool> mail_down{false};
+
 // An external side effect: runs outside the transaction, at least once, so it hands the event ID
 // to the mailer as its idempotency key.
 void send_email(const sluice::Event& event, sluice::Context& ctx) {
+  // A transient failure: retried, and counted by the breaker.
+  if (mail_down) return ctx.retry("mail API unavailable (simulated outage)");
   const auto order = nlohmann::json::parse(event.payload);
   const std::string address = order["email"];
   if (address.find('@') == std::string::npos) {
@@ -115,6 +124,13 @@ void wait_until_drained(SQLite::Database& db) {
   }
 }
 
+long long email_dead_letters(SQLite::Database& db) {
+  for (const auto& stats : sluice::consumer_stats(db)) {
+    if (stats.consumer == "email") return stats.dead;
+  }
+  return 0;
+}
+
 long long count(SQLite::Database& db, const std::string& sql) {
   return db.execAndGet(sql).getInt64();
 }
@@ -122,7 +138,9 @@ long long count(SQLite::Database& db, const std::string& sql) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string path = argc > 1 ? argv[1] : "orders.db";
+  const bool breaker = !(argc > 1 && std::string(argv[1]) == "--no-breaker");
+  const int first_argument = breaker ? 1 : 2;
+  const std::string path = argc > first_argument ? argv[first_argument] : "orders.db";
   try {
     sluice::Options options;
     options.retry.max_attempts = 3;
@@ -142,8 +160,15 @@ int main(int argc, char** argv) {
     worker.subscribe("billing", "order.placed", [&](const sluice::Event& e, sluice::Context& ctx) {
       charge(e, ctx, gateway_calls);
     });
-    worker.subscribe("email", "order.placed", send_email,
-                     {.mode = sluice::DeliveryMode::kOutsideTransaction});
+    sluice::ConsumerOptions email{.mode = sluice::DeliveryMode::kOutsideTransaction};
+    // Three failures in a row open it for 300 ms, then for twice as long per failed probe, at
+    // most 1 s.
+    if (breaker) {
+      email.breaker = sluice::Breaker{.failures = 3,
+                                      .cool_down = std::chrono::milliseconds(300),
+                                      .max_cool_down = std::chrono::seconds(1)};
+    }
+    worker.subscribe("email", "order.placed", send_email, email);
     worker.start();
 
     std::cout << "sluice orders example, database " << path << "\n\nPlacing orders:\n";
@@ -167,6 +192,21 @@ int main(int argc, char** argv) {
         sluice::backfill(db, "billing", {.from_event_id = first_event}, options);
     std::cout << "  queued " << queued << " events for billing\n";
     wait_until_drained(db);
+
+    std::cout << "\nA mail outage: the mail API is down for 2 s while three more orders come in ("
+              << (breaker ? "with" : "without") << " the email consumer's circuit breaker):\n";
+    const long long dead_before = email_dead_letters(db);
+    mail_down = true;
+    const std::vector<Order> during_outage = {{"B-2001", "edsger", "edsger@example.com", 700},
+                                              {"B-2002", "donald", "donald@example.com", 2600},
+                                              {"B-2003", "frances", "frances@example.com", 1800}};
+    for (const Order& order : during_outage) place_order(db, outbox, order, "req-" + order.id);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    mail_down = false;
+    wait_until_drained(db);
+    const long long dead_in_outage = email_dead_letters(db) - dead_before;
+    std::cout << "  mail outage: " << dead_in_outage << " of " << during_outage.size()
+              << " receipts dead-lettered (breaker " << (breaker ? "on" : "off") << ")\n";
     worker.stop();
 
     std::cout << "\nWhat happened:\n";

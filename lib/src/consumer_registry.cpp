@@ -20,7 +20,8 @@ const char* mode_name(DeliveryMode mode) {
 // recorded_retry_policy's).
 const char* const kOptionColumns =
     "id, mode, ordered, cursor, retry_span_ms, max_attempts, initial_backoff_ms, max_backoff_ms, "
-    "backoff_multiplier, backoff_jitter, backoff_seed";
+    "backoff_multiplier, backoff_jitter, backoff_seed, breaker_failures, breaker_cool_down_ms, "
+    "breaker_max_cool_down_ms";
 constexpr int kFirstRetryColumn = 5;
 
 std::string number(double value) { return nlohmann::json(value).dump(); }
@@ -65,6 +66,20 @@ std::string differences(SQLite::Statement& row, const RecordedOptions& asked) {
   if (asked.seed && recorded(10)) {
     add("seed", std::to_string(static_cast<std::uint64_t>(row.getColumn(10).getInt64())),
         std::to_string(*asked.seed));
+  }
+  if (asked.breaker) {
+    const auto text = [](const std::optional<Breaker>& b) {
+      return b ? "{failures " + std::to_string(b->failures) + ", cool_down_ms " +
+                     std::to_string(b->cool_down.count()) + ", max_cool_down_ms " +
+                     std::to_string(b->max_cool_down.count()) + "}"
+               : std::string("none");
+    };
+    std::optional<Breaker> has;
+    if (recorded(11)) {
+      has = Breaker{row.getColumn(11).getInt(), Duration(row.getColumn(12).getInt64()),
+                    Duration(row.getColumn(13).getInt64())};
+    }
+    add("breaker", text(has), text(*asked.breaker));
   }
   return found;
 }
@@ -127,7 +142,8 @@ RecordedOptions RecordedOptions::of(const ConsumerOptions& options, const RetryP
           .max_backoff = retry.max_backoff,
           .multiplier = retry.multiplier,
           .jitter = retry.jitter,
-          .seed = retry.seed};
+          .seed = retry.seed,
+          .breaker = options.breaker};
 }
 
 RetryPolicy recorded_retry_policy(SQLite::Statement& row, int first) {
@@ -215,8 +231,9 @@ std::int64_t record_subscription(SQLite::Database& db, const std::string& consum
         db,
         "INSERT INTO sluice_consumers (id, name, cursor, mode, ordered, max_attempts, "
         "retry_span_ms, created_at, initial_backoff_ms, max_backoff_ms, backoff_multiplier, "
-        "backoff_jitter, backoff_seed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-        "?12, ?13)");
+        "backoff_jitter, backoff_seed, breaker_failures, breaker_cool_down_ms, "
+        "breaker_max_cool_down_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+        "?14, ?15, ?16)");
     insert.bind(1, static_cast<int64_t>(id));
     insert.bind(2, consumer);
     insert.bind(3, static_cast<int64_t>(start));
@@ -231,6 +248,16 @@ std::int64_t record_subscription(SQLite::Database& db, const std::string& consum
     insert.bind(11, policy.multiplier);
     insert.bind(12, policy.jitter);
     insert.bind(13, static_cast<int64_t>(policy.seed));
+    if (options.breaker && *options.breaker) {
+      const Breaker& breaker = **options.breaker;
+      insert.bind(14, breaker.failures);
+      insert.bind(15, static_cast<int64_t>(breaker.cool_down.count()));
+      insert.bind(16, static_cast<int64_t>(breaker.max_cool_down.count()));
+    } else {
+      insert.bind(14);
+      insert.bind(15);
+      insert.bind(16);
+    }
     insert.exec();
     cursor = start;
   }

@@ -27,6 +27,8 @@ struct RecordedOptions {
   std::optional<double> multiplier;
   std::optional<double> jitter;
   std::optional<std::uint64_t> seed;
+  // The circuit breaker: unset when not asked; asked as none (an empty inner value) or one.
+  std::optional<std::optional<Breaker>> breaker;
 
   // Every field, from a worker's subscription.
   static RecordedOptions of(const ConsumerOptions& options, const RetryPolicy& retry);

@@ -182,8 +182,8 @@ Deliverer::Deliverer(SQLite::Database& db, const Options& options, const char* k
       claim_start_(db,
                    "SELECT c.cursor, (SELECT coalesce(max(seq), 0) FROM sluice_events), (SELECT "
                    "min(next_attempt_at) FROM sluice_deliveries INDEXED BY sluice_deliveries_due "
-                   "WHERE consumer_id = ?1 AND state = 'pending'), c.paused_at, c.paused_until "
-                   "FROM sluice_consumers c WHERE c.id = ?1"),
+                   "WHERE consumer_id = ?1 AND state = 'pending'), c.paused_at, c.paused_until, "
+                   "c.breaker_open_until FROM sluice_consumers c WHERE c.id = ?1"),
       newest_seq_(db, "SELECT coalesce(max(seq), 0) FROM sluice_events"),
       // A row scheduled after ?2 is due no earlier than it was scheduled, so only the due index's
       // range of rows due after ?2 is read.
@@ -463,6 +463,11 @@ void Deliverer::write_consumer_row(const ConsumerSpec& spec) {
     change.throttle_until.reset();
     change.throttled = 0;
   }
+  if (spec.options.breaker && !change.breaker.empty()) {
+    write_breaker_state(db_, spec.id, spec.name, *spec.options.breaker, change.breaker,
+                        clock_->now(), options_);
+    change.breaker = {};
+  }
   if (change.delivered + change.retried + change.snoozed == 0 && !change.cursor) return;
   rewind(update_consumer_);
   update_consumer_.bind(1, static_cast<int64_t>(spec.id));
@@ -495,6 +500,10 @@ Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec) {
                            ? TimePoint::max()
                            : TimePoint(Duration(claim_start_.getColumn(4).getInt64()));
   }
+  // Only a deliverer that counts the breaker's failures heeds it (not yet an SQL claimer): one
+  // that only probed would keep it open for good.
+  if (spec.options.breaker && !claim_start_.isColumnNull(5))
+    start.breaker_until = TimePoint(Duration(claim_start_.getColumn(5).getInt64()));
   rewind(claim_start_);
   return start;
 }
@@ -507,6 +516,7 @@ Deliverer::ClaimStart Deliverer::claim_start(const ConsumerSpec& spec, TimePoint
     // Rows this transaction made pending before the claim count too.
     known.next_due = std::min(committed_->next_due, pending_due_in_transaction_);
     known.held_until = committed_->held_until;
+    known.breaker_until = committed_->breaker_until;
     // Due rows are claimed by the statements, which know which are held back.
     if (!known.due_at(now)) return known;
   }
@@ -530,9 +540,12 @@ Deliverer::Committed Deliverer::on_commit(const ConsumerSpec& spec) const {
     after.cursor = row_change_.cursor.value_or(start.cursor);
     after.next_due = std::min(start.next_due, pending_due_in_transaction_);
     after.held_until = start.held_until;
+    after.breaker_until = start.breaker_until;
   }
-  // A throttle's pause is merged into the row by SQL (an operator's pause wins): read it again.
-  if (row_change_.throttle_until) after.consumer_id = 0;
+  // A throttle's pause is merged into the row by SQL (an operator's pause wins), and the breaker
+  // moves by what this transaction saw: read them again.
+  if (row_change_.throttle_until || !row_change_.breaker.empty() || row_change_.probe_claimed)
+    after.consumer_id = 0;
   return after;
 }
 
@@ -554,10 +567,13 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
   const ClaimStart at = claim_start(spec, now);
   const std::int64_t cursor = at.cursor;
   start_in_transaction_.emplace(spec.id, at);
-  if (held_in_transaction(at, now)) {
+  if (held_in_transaction(spec, at, now)) {
     if (finished_claim != 0) claims_.close(finished_claim);
     return std::nullopt;
   }
+  // A half-open breaker lets one event through: the consumer's oldest due one.
+  const bool probe = at.half_open_at(now);
+  const int limit = probe ? 1 : options_.batch_size;
 
   Claim claim;
   claim.items = std::move(spare_items_);
@@ -569,14 +585,14 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
   // Events whose batch crashed are retried in ever smaller groups, apart from other work, so a
   // poison event cannot take innocent ones down with it again and again.
   const bool due = at.due_at(now);
-  if (due) claim_due(spec, now, claim.id, true, options_.batch_size, claim.items);
+  if (due) claim_due(spec, now, claim.id, true, limit, claim.items);
   std::int64_t end = cursor;
   if (claim.items.empty()) {
     if (due) {
       refresh_topic_filter(spec);
-      claim_due(spec, now, claim.id, false, options_.batch_size, claim.items);
+      claim_due(spec, now, claim.id, false, limit, claim.items);
     }
-    const int room = options_.batch_size - static_cast<int>(claim.items.size());
+    const int room = limit - static_cast<int>(claim.items.size());
     if (room > 0) end = claim_fresh(spec, now, cursor, at.newest, room, claim);
     moved = end != cursor;
   }
@@ -584,6 +600,11 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
     claims_.close(claim.id);
     recycle(claim);
     return std::nullopt;
+  }
+  if (probe) {
+    claim.probe = true;
+    claim_breaker_probe(db_, spec.id, spec.name, now, options_);
+    row_change_.probe_claimed = true;
   }
   if (finished_claim != 0) {
     claims_.renew(claim.id, cursor, end, now);
@@ -663,16 +684,27 @@ std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int6
   return read_to;
 }
 
-bool Deliverer::held_in_transaction(const ClaimStart& at, TimePoint now) const {
-  return at.held_at(now) || (row_change_.throttle_until && *row_change_.throttle_until > now);
+bool Deliverer::held_in_transaction(const ConsumerSpec& spec, const ClaimStart& at, TimePoint now,
+                                    bool probe) const {
+  return at.held_at(now, probe) ||
+         (row_change_.throttle_until && *row_change_.throttle_until > now) ||
+         (spec.options.breaker && row_change_.breaker.opens(*spec.options.breaker));
 }
 
-bool Deliverer::held_now(const ConsumerSpec& spec, TimePoint now) {
-  return read_claim_start(spec).held_at(now);
+bool Deliverer::held_now(const ConsumerSpec& spec, TimePoint now, bool probe) {
+  return read_claim_start(spec).held_at(now, probe);
+}
+
+BreakerTally* Deliverer::breaker_tally(const ConsumerSpec& spec) {
+  if (!spec.options.breaker) return nullptr;
+  BreakerTally& tally = row_change_.breaker;
+  if (!tally.before) tally.before = read_breaker_state(db_, spec.id);
+  return &tally;
 }
 
 bool Deliverer::release_while_held(ConsumerSpec& spec, Claim& claim, TimePoint now) {
-  if (claim.done() || !held_in_transaction(claim_start(spec, now), now)) return false;
+  if (claim.done() || !held_in_transaction(spec, claim_start(spec, now), now, claim.probe))
+    return false;
   for (; !claim.done(); ++claim.next) hold_back(spec, claim.items[claim.next], "released");
   return true;
 }
@@ -699,7 +731,8 @@ void Deliverer::extend_claim(ConsumerSpec& spec, Claim& claim, TimePoint now) {
   const int room = options_.batch_size - static_cast<int>(claim.items.size() - claim.next);
   if (room <= 0) return;
   const ClaimStart at = read_claim_start(spec);
-  if (held_in_transaction(at, now)) return;
+  // Nor while the breaker is anything but closed: a half-open one lets one event through.
+  if (held_in_transaction(spec, at, now) || at.breaker_until) return;
   const std::int64_t end = claim_fresh(spec, now, at.cursor, at.newest, room, claim);
   if (end != at.cursor) claims_.move_end(claim.id, end);
 }
@@ -759,6 +792,7 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
   for (bool committed = false; !committed;) {
     try {
       WriteTransaction tx = begin_write();
+      row_change_.breaker.probe = claim.probe;
       // Before any handler runs: a resumed worker whose claim was recovered calls none.
       claims_.check_held(claim.id);
       const auto began = std::chrono::steady_clock::now();
@@ -777,8 +811,12 @@ StepResult Deliverer::deliver_in_transaction(ConsumerSpec& spec, std::optional<C
         }
         handle_in_transaction(spec, claim, claim.next == start, now, result);
         ++claim.next;
-        // A throttle pauses the whole consumer: the rest of the claim goes back uncalled.
-        if (row_change_.throttle_until) release_while_held(spec, claim, now);
+        // A throttle pauses the whole consumer, as opening the breaker does: the rest of the
+        // claim goes back uncalled.
+        if (row_change_.throttle_until ||
+            (spec.options.breaker && row_change_.breaker.opens(*spec.options.breaker))) {
+          release_while_held(spec, claim, now);
+        }
       }
       next = commit_step(tx, spec, claim, start, stopping, now, result);
       claim.step_outcomes.clear();
@@ -948,7 +986,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
   std::optional<Claim> next;
   const auto began = std::chrono::steady_clock::now();
   // Paused since the claim was made: nothing of it is handed to a handler.
-  if (held_now(spec, clock_->now())) {
+  if (held_now(spec, clock_->now(), claim.probe)) {
     release(spec, in_hand);
     result.progressed = true;
     return result;
@@ -969,12 +1007,15 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     std::optional<OutsideGroup> ahead;
     // Nor once the consumer is paused: by this batch's throttle (not committed yet), or by
     // anyone else.
-    const bool throttled = std::any_of(
-        group.outcomes.begin(), group.outcomes.end(),
-        [](const Outcome& outcome) { return outcome.kind == Outcome::Kind::kThrottle; });
+    const bool throttled = std::any_of(group.outcomes.begin(), group.outcomes.end(),
+                                       [](const Outcome& outcome) {
+                                         return outcome.kind == Outcome::Kind::kThrottle;
+                                       }) ||
+                           (spec.options.breaker && group.outcomes.size() > 0 &&
+                            group.outcomes.back().kind == Outcome::Kind::kRetry);
     if (!backfilled && !throttled && group.end < claim.items.size() &&
         spec.batch_handlers.count(claim.items[group.end].event.topic) > 0 &&
-        !held_now(spec, clock_->now())) {
+        !held_now(spec, clock_->now(), claim.probe)) {
       // A worker that stalled in this batch's handler past the recovery of its claim hands none
       // of the claim's later events to a handler: they are another worker's now (the commit
       // below would refuse this batch's outcomes, but only after the next batch had gone out).
@@ -990,6 +1031,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
     StepResult committed;
     try {
       WriteTransaction tx = begin_write();
+      row_change_.breaker.probe = claim.probe;
       // A worker that stalled in its handler past the recovery of its claim commits nothing.
       claims_.check_held(claim.id);
       const auto locked = std::chrono::steady_clock::now();
@@ -1002,6 +1044,10 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
           hold_back(spec, item, held);
         } else if (item.fresh && outcome.kind == Outcome::Kind::kDone) {
           fresh_done_.push_back(&item.event.id);
+          if (BreakerTally* tally = breaker_tally(spec)) {
+            tally->success = true;
+            tally->trailing_failures = 0;
+          }
         } else {
           apply_outcome(spec, item, outcome, now, committed);
         }
@@ -1180,6 +1226,10 @@ void Deliverer::apply_outcome(ConsumerSpec& spec, const ClaimedItem& item, const
 void Deliverer::delivered(ConsumerSpec& spec, const ClaimedItem& item, TimePoint now,
                           StepResult& result) {
   ++result.delivered;
+  if (BreakerTally* tally = breaker_tally(spec)) {
+    tally->success = true;
+    tally->trailing_failures = 0;
+  }
   if (!item.fresh) settle_delivery(spec.id, item, now, "delivered");
 }
 
@@ -1207,6 +1257,19 @@ void Deliverer::record_failure(ConsumerSpec& spec, const ClaimedItem& item, cons
     return;
   }
   const std::string& error = outcome.error;
+  BreakerTally* tally = outcome.kind == Outcome::Kind::kRetry ? breaker_tally(spec) : nullptr;
+  if (tally != nullptr) {
+    ++tally->trailing_failures;
+    if (tally->probe) {
+      // The failed probe is logged as the attempt it was, but spends none: the breaker opens
+      // again and the event waits for the next probe, however long the outage lasts.
+      write_delivery(spec.id, event, "pending", item.attempt - 1, now, 0, "retry", error, now, now,
+                     item.attempt);
+      ++result.retried;
+      log(LogLevel::kWarn, "breaker probe failed", spec, event, item.attempt, error, now);
+      return;
+    }
+  }
   const char* reason = nullptr;
   if (outcome.kind == Outcome::Kind::kPermanent) {
     reason = "permanent";
@@ -1326,7 +1389,8 @@ bool Deliverer::seen(std::int64_t consumer_id, const std::string& event_id) {
 void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, const char* state,
                                int attempts, TimePoint next_attempt_at, int suspect,
                                const char* reason, const std::string& error,
-                               std::optional<TimePoint> failed_at, TimePoint scheduled_at) {
+                               std::optional<TimePoint> failed_at, TimePoint scheduled_at,
+                               int logged_attempt) {
   if (std::strcmp(state, "pending") == 0)
     pending_due_in_transaction_ = std::min(pending_due_in_transaction_, next_attempt_at);
   if (defer_rows_ && deferred_count_ == deferred_rows_.size()) deferred_rows_.emplace_back();
@@ -1341,7 +1405,10 @@ void Deliverer::write_delivery(std::int64_t consumer_id, const Event& event, con
   row.reason = reason;
   row.error = error;
   row.failed_at = failed_at ? std::optional<std::int64_t>(to_millis(*failed_at)) : std::nullopt;
-  if (failed_at) write_attempt_log(row.history, attempts, *failed_at, reason, error);
+  if (failed_at) {
+    write_attempt_log(row.history, logged_attempt != 0 ? logged_attempt : attempts, *failed_at,
+                      reason, error);
+  }
   row.scheduled_at = to_millis(scheduled_at);
   if (defer_rows_) return;
   rewind(write_delivery_);

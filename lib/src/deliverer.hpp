@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "breaker_state.hpp"
 #include "claim_book.hpp"
 #include "durable_claims.hpp"
 #include "handler_context.hpp"
@@ -86,6 +87,9 @@ struct Claim {
   // Set once a step of this claim was rolled back to undo a failed handler's writes: the rest
   // of the claim runs with a savepoint per event, so no handler runs a third time.
   bool savepoints = false;
+  // The half-open breaker's probe (consumer.hpp, Breaker): one event, its failure spends no
+  // attempt, and the breaker it opened again does not give it back.
+  bool probe = false;
   bool done() const { return next >= items.size(); }
 };
 
@@ -180,8 +184,14 @@ class Deliverer {
     TimePoint next_due = TimePoint::max();  // max: no pending row
     // Until when the consumer is paused (pause.hpp): min when it is not, max until resumed.
     TimePoint held_until = TimePoint::min();
+    // Until when its breaker is open (a probe may go once it passed); unset while closed.
+    std::optional<TimePoint> breaker_until;
     bool due_at(TimePoint now) const { return next_due <= now; }
-    bool held_at(TimePoint now) const { return held_until > now; }
+    // Paused, or its breaker open (which does not hold the breaker's own probe back).
+    bool held_at(TimePoint now, bool probe = false) const {
+      return held_until > now || (!probe && breaker_until && *breaker_until > now);
+    }
+    bool half_open_at(TimePoint now) const { return breaker_until && *breaker_until <= now; }
   };
   ClaimStart read_claim_start(const ConsumerSpec& spec);
   // The claim start of `spec` without a statement when this deliverer knows it: nothing has
@@ -209,6 +219,7 @@ class Deliverer {
     std::int64_t cursor = 0;
     TimePoint next_due = TimePoint::max();
     TimePoint held_until = TimePoint::min();
+    std::optional<TimePoint> breaker_until;
   };
   // What the file will hold once this transaction of `spec` commits (see committed_); called
   // before write_consumer_row, which forgets the cursor noted.
@@ -216,12 +227,16 @@ class Deliverer {
   // Notes `after` as what the file holds after the commit just made.
   void note_committed(Committed after);
   // Whether `spec` is paused at `now` in this write transaction: by the file, or by a throttle
-  // this transaction noted.
-  bool held_in_transaction(const ClaimStart& at, TimePoint now) const;
-  // Whether `spec` is paused at `now`, read outside a transaction.
-  bool held_now(const ConsumerSpec& spec, TimePoint now);
-  // Once the consumer is paused: gives back the claim's items from `next` on (none has been
-  // handed to a handler), pending again with no attempt spent, and returns true.
+  // this transaction noted; or its breaker is open, by the file or by the failures this
+  // transaction noted (not for its `probe`, which was let through).
+  bool held_in_transaction(const ConsumerSpec& spec, const ClaimStart& at, TimePoint now,
+                           bool probe = false) const;
+  // Whether `spec` is paused (or its breaker open) at `now`, read outside a transaction.
+  bool held_now(const ConsumerSpec& spec, TimePoint now, bool probe = false);
+  // The breaker's tally of this transaction, its row read once; null without a breaker.
+  BreakerTally* breaker_tally(const ConsumerSpec& spec);
+  // Once the consumer is paused or its breaker open: gives back the claim's items from `next` on
+  // (none has been handed to a handler), pending again with no attempt spent, and returns true.
   bool release_while_held(ConsumerSpec& spec, Claim& claim, TimePoint now);
   // Whether any delivery row of `spec` holds back later events of its key.
   bool any_key_held(const ConsumerSpec& spec);
@@ -315,12 +330,13 @@ class Deliverer {
   bool seen(std::int64_t consumer_id, const std::string& event_id);
   // Upserts the (event, consumer) row; a failure (`failed_at` set) is added to its history.
   // `scheduled_at` is when a backoff started, `suspect` the size of the crash suspects' group it
-  // is claimed in, 0 if none (see schema.cpp).
+  // is claimed in, 0 if none (see schema.cpp). The failure is logged as attempt
+  // `logged_attempt`, or `attempts` when 0.
   // While defer_rows_, the row is kept for write_deferred_rows instead.
   void write_delivery(std::int64_t consumer_id, const Event& event, const char* state, int attempts,
                       TimePoint next_attempt_at, int suspect, const char* reason,
                       const std::string& error, std::optional<TimePoint> failed_at,
-                      TimePoint scheduled_at);
+                      TimePoint scheduled_at, int logged_attempt = 0);
   // What write_delivery binds, kept while the step runs. `key` points into the claim's item.
   struct DeliveryRow {
     std::int64_t consumer_id = 0;
@@ -373,6 +389,9 @@ class Deliverer {
     long long throttled = 0;
     std::optional<TimePoint> throttle_until;
     std::string throttle_reason;
+    // The breaker's part (consumers with one), and whether a probe was claimed.
+    BreakerTally breaker;
+    bool probe_claimed = false;
   };
   ConsumerRowChange row_change_;
   std::optional<std::int64_t> backfills_in_transaction_;

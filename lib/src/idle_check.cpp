@@ -13,13 +13,16 @@ IdleCheck::IdleCheck(SQLite::Database& db, std::string owner,
              // join rather than `consumer_id IN (SELECT ...)`, whose temporary table cost a
              // 64 KiB page buffer, given back to the OS and faulted in again on every run.
              // The end of a pause in force counts as a due time: a paused consumer's worker
-             // wakes by itself when its pause runs out.
+             // wakes by itself when its pause runs out; so does the end of an open breaker's
+             // cool-down, when its probe may go.
              "SELECT (SELECT min(t) FROM (SELECT min(d.next_attempt_at) AS t FROM json_each(?1) "
              "j CROSS JOIN sluice_deliveries d INDEXED BY sluice_deliveries_due WHERE "
              "d.consumer_id = j.value AND d.state = 'pending' AND d.next_attempt_at > ?2 "
              "UNION ALL SELECT min(c.paused_until) FROM json_each(?1) j CROSS JOIN "
              "sluice_consumers c WHERE c.id = j.value AND c.paused_at IS NOT NULL AND "
-             "c.paused_until > ?2)), EXISTS (SELECT 1 FROM "
+             "c.paused_until > ?2 UNION ALL SELECT min(c.breaker_open_until) FROM json_each(?1) j "
+             "CROSS JOIN sluice_consumers c WHERE c.id = j.value AND c.breaker_open_until > ?2)), "
+             "EXISTS (SELECT 1 FROM "
              "json_each(?1) j CROSS JOIN sluice_claims c WHERE c.consumer_id = j.value AND "
              "c.owner <> ?3)"),
       owner_(std::move(owner)),

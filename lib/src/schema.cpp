@@ -267,10 +267,25 @@ static const char* const kVersion10 = R"sql(
 CREATE INDEX sluice_events_key ON sluice_events (key) WHERE key IS NOT NULL;
 )sql";
 
+// Circuit breaker (consumer.hpp, Breaker). Its options (breaker_failures NULL: none) are recorded
+// with the consumer's others; its state is in the row every worker's claim reads, changed in the
+// transaction that commits the outcomes that change it. Open while breaker_open_until is set:
+// until then no claim, after it one probe (breaker_probe = 1 once claimed, which holds the others
+// off for another cool-down in case its worker dies).
+static const char* const kVersion11 = R"sql(
+ALTER TABLE sluice_consumers ADD COLUMN breaker_failures INTEGER;       -- null: no breaker
+ALTER TABLE sluice_consumers ADD COLUMN breaker_cool_down_ms INTEGER;
+ALTER TABLE sluice_consumers ADD COLUMN breaker_max_cool_down_ms INTEGER;
+ALTER TABLE sluice_consumers ADD COLUMN breaker_consecutive INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sluice_consumers ADD COLUMN breaker_open_until INTEGER;     -- null: closed
+ALTER TABLE sluice_consumers ADD COLUMN breaker_open_ms INTEGER;        -- the cool-down in force
+ALTER TABLE sluice_consumers ADD COLUMN breaker_probe INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 const std::vector<std::string>& migrations() {
   static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4,
                                                kVersion5, kVersion6, kVersion7, kVersion8,
-                                               kVersion9, kVersion10};
+                                               kVersion9, kVersion10, kVersion11};
   return all;
 }
 

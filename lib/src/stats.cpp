@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "breaker_state.hpp"
 #include "connection_clock.hpp"
 #include "prometheus_text.hpp"
 #include "saturating_time.hpp"
@@ -70,7 +71,9 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
     SQLite::Statement consumers(
         db,
         "SELECT id, name, cursor, delivered_total, retries_total, snoozed_total, paused_at, "
-        "paused_until, coalesce(pause_note, ''), coalesce(paused_by, ''), throttled_total, ordered "
+        "paused_until, coalesce(pause_note, ''), coalesce(paused_by, ''), throttled_total, "
+        "breaker_failures IS NOT NULL, breaker_consecutive, breaker_open_until, "
+        "coalesce(breaker_open_ms, 0), breaker_probe, ordered "
         "FROM sluice_consumers ORDER BY name");
     SQLite::Statement topics(db,
                              "SELECT topic FROM sluice_subscriptions WHERE consumer_id = ? "
@@ -99,6 +102,18 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
         stats.paused_by = consumers.getColumn(9).getString();
       }
       stats.throttled_total = consumers.getColumn(10).getInt64();
+      if (consumers.getColumn(11).getInt() != 0) {
+        BreakerState breaker;
+        breaker.consecutive = consumers.getColumn(12).getInt64();
+        if (!consumers.getColumn(13).isNull())
+          breaker.open_until = TimePoint(Duration(consumers.getColumn(13).getInt64()));
+        breaker.open_for = Duration(consumers.getColumn(14).getInt64());
+        breaker.probe = consumers.getColumn(15).getInt() != 0;
+        stats.breaker = breaker.name(TimePoint(Duration(now)));
+        stats.breaker_failures = breaker.consecutive;
+        stats.breaker_open_until = breaker.open_until;
+        stats.breaker_cool_down = breaker.open_for;
+      }
       topics.reset();
       topics.bind(1, static_cast<int64_t>(id));
       while (topics.executeStep()) stats.topics.push_back(topics.getColumn(0).getString());
@@ -137,7 +152,7 @@ std::vector<ConsumerStats> consumer_stats(SQLite::Database& db, const Options& o
       stats.waiting_for_handler = int_or_zero(unfinished.getColumn(1));
       keep_oldest(oldest, unfinished.getColumn(2));
       stats.due += int_or_zero(unfinished.getColumn(3));
-      if (stats.dead > 0 && consumers.getColumn(11).getInt() != 0) {
+      if (stats.dead > 0 && consumers.getColumn(16).getInt() != 0) {
         parked_keys.reset();
         parked_keys.bind(1, static_cast<int64_t>(id));
         parked_keys.executeStep();
@@ -236,6 +251,23 @@ std::string metrics_text(SQLite::Database& db, const Options& options) {
       {"sluice_throttled_total", "counter",
        "Events a throttling handler gave back without spending an attempt.",
        [](const ConsumerStats& s) { return static_cast<double>(s.throttled_total); }},
+      {"sluice_breaker_open", "gauge",
+       "The consumer's circuit breaker: 1 open, 0.5 half-open (a probe may go), 0 closed or none.",
+       [](const ConsumerStats& s) {
+         return s.breaker == "open" ? 1.0 : s.breaker == "half-open" ? 0.5 : 0.0;
+       }},
+      {"sluice_breaker_failures", "gauge",
+       "Transient failures in a row counted toward opening the breaker.",
+       [](const ConsumerStats& s) { return static_cast<double>(s.breaker_failures); }},
+      {"sluice_breaker_open_until_seconds", "gauge",
+       "Unix time the breaker's cool-down in force ends; 0 when closed or none.",
+       [](const ConsumerStats& s) {
+         return s.breaker_open_until ? s.breaker_open_until->time_since_epoch().count() / 1000.0
+                                     : 0.0;
+       }},
+      {"sluice_breaker_cool_down_seconds", "gauge",
+       "The breaker's cool-down in force (doubling per failed probe); 0 when closed or none.",
+       [](const ConsumerStats& s) { return s.breaker_cool_down.count() / 1000.0; }},
   };
   std::string out;
   for (const Metric& metric : kMetrics) {

@@ -112,6 +112,7 @@ struct Worker::Impl {
     }
     const RetryPolicy retry = consumer_options.retry.value_or(options.retry);
     retry.validate();
+    if (consumer_options.breaker) consumer_options.breaker->validate();
     auto found = std::find_if(consumers.begin(), consumers.end(),
                               [&](const Consumer& c) { return c.spec.name == name; });
     if (found != consumers.end()) {

@@ -383,6 +383,18 @@ function pauseView(name, pause) {
              pause ? 'Resume' : 'Pause'));
 }
 
+// A consumer's circuit breaker, shown only while it holds the consumer back: open until when, or
+// half-open (one probe event goes through), with the failures in a row that opened it.
+function breakerView(breaker) {
+  if (!breaker || breaker.state === 'closed') return null;
+  const when = breaker.state === 'open' ? ` until ${formatTime(breaker.open_until)}` : '';
+  return h('div', {class: 'small', dataset: {field: 'breaker'}},
+           h('strong', {}, `breaker ${breaker.state}`),
+           h('div', {class: 'muted small'},
+             `${when.trim()} (${breaker.failures} failures in a row, cool-down ${
+                 formatDuration(breaker.cool_down_seconds * 1000)})`));
+}
+
 function consumersTable(consumers, samples, now) {
   const rows = consumers.map((c) => {
     const name = c.name;
@@ -409,7 +421,7 @@ function consumersTable(consumers, samples, now) {
         h('td', {class: 'num'}, rate === null ? '—' : `${rate.toFixed(1)}/s`),
         h('td', {dataset: {field: 'workers'}},
           h('a', {href: '#/workers'}, workersText(c.health, now))),
-        h('td', {dataset: {field: 'state'}}, pauseView(name, c.pause)));
+        h('td', {dataset: {field: 'state'}}, pauseView(name, c.pause), breakerView(c.breaker)));
   });
   return table(
       [

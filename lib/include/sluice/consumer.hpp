@@ -29,6 +29,26 @@ enum class StartFrom {
   kOldest,
 };
 
+// A circuit breaker (ConsumerOptions::breaker): after `failures` consecutive transient failures of
+// a consumer's handler calls (ctx.retry and exceptions; not PermanentError, dead_letter, snooze
+// or throttle), in any of its processes, the consumer opens: no worker claims its events for
+// `cool_down`. It then lets one event through, its oldest due one (half-open): a success closes
+// it, a failure opens it again for twice the last cool-down, at most `max_cool_down`. A probe
+// that fails is recorded in its attempt log but spends no attempt, and events never handed to a
+// handler while open spend none either: an outage of any length dead-letters nothing. Its state
+// is in the file, shared by every process of the consumer.
+struct Breaker {
+  // Consecutive transient failures that open it. Must be >= 1.
+  int failures = 5;
+  // How long it stays open after it first opens. Must be > 0.
+  Duration cool_down = std::chrono::seconds(30);
+  // The longest cool-down doubling reaches. Must be >= cool_down.
+  Duration max_cool_down = std::chrono::minutes(10);
+
+  // Throws InvalidArgument naming the field out of range.
+  void validate() const;
+};
+
 struct ConsumerOptions {
   DeliveryMode mode = DeliveryMode::kInTransaction;
   // Handle events with equal keys in enqueue order. An event waiting for its retry holds back
@@ -38,6 +58,9 @@ struct ConsumerOptions {
   StartFrom start_from = StartFrom::kNow;
   // Overrides Options::retry for this consumer.
   std::optional<RetryPolicy> retry;
+  // A circuit breaker; unset (the default): none. Recorded in the file with the consumer's other
+  // options: every subscription of the consumer asks for the same one.
+  std::optional<Breaker> breaker;
 };
 
 // What became of one handled event: what a BatchHandler returns per event, and what a Handler

@@ -51,6 +51,16 @@ struct ConsumerStats {
   std::string paused_by;
   // Events a handler gave back by throttling (no attempt spent); not in snoozed_total.
   long long throttled_total = 0;
+  // Its circuit breaker (ConsumerOptions::breaker): "off" without one, else "closed", "open"
+  // (no event goes through until breaker_open_until) or "half-open" (one probe event may go, or
+  // is out).
+  std::string breaker = "off";
+  // Transient failures in a row toward opening it (none since the last success).
+  long long breaker_failures = 0;
+  // Set while open or half-open: when the cool-down in force ends (or ended).
+  std::optional<TimePoint> breaker_open_until;
+  // The cool-down in force; 0 while closed.
+  Duration breaker_cool_down{0};
 };
 
 // Events of one consumer and topic waiting for a handler (see ConsumerStats).
@@ -89,6 +99,8 @@ std::vector<IngestPosition> ingest_positions(SQLite::Database& db);
 // sluice_delivered_total, sluice_retries_total, sluice_snoozed_total, sluice_parked_keys,
 // sluice_waiting_for_handler, sluice_paused (1 or 0), sluice_paused_since_seconds and
 // sluice_paused_until_seconds (Unix times, 0 when not paused / no end), sluice_throttled_total,
+// sluice_breaker_open (1 open, 0.5 half-open, 0 closed or none), sluice_breaker_failures,
+// sluice_breaker_open_until_seconds (Unix time, 0 when closed), sluice_breaker_cool_down_seconds,
 // each labelled by consumer; and of ingest_positions():
 // sluice_ingest_position, labelled by stream and durable. Counts are exact integers, the lag
 // exact to the millisecond; label values are escaped.
