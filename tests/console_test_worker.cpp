@@ -58,8 +58,13 @@ int main(int argc, char** argv) {
 
   sluice::Worker worker(argv[1], options);
   worker.subscribe("billing", "order.placed", charge);
+  // The orders example's email consumer, with the breaker it recorded in the file: one consumer
+  // has one set of options.
   worker.subscribe("email", "order.placed", send_email,
-                   {.mode = sluice::DeliveryMode::kOutsideTransaction});
+                   {.mode = sluice::DeliveryMode::kOutsideTransaction,
+                    .breaker = sluice::Breaker{.failures = 3,
+                                               .cool_down = std::chrono::milliseconds(300),
+                                               .max_cool_down = std::chrono::seconds(1)}});
   worker.start();
   std::cout << "ready" << std::endl;
 
