@@ -203,3 +203,30 @@ TEST_CASE("the breaker is one of the consumer's recorded options") {
                        "sluice: Breaker.failures must be >= 1", InvalidArgument);
   CHECK(breaker_stats_of(f.db, f.options, "mailer").breaker == "closed");
 }
+
+TEST_CASE(
+    "a batch ending in a transient failure and then a permanent one opens the breaker "
+    "before the next batch goes out") {
+  // The next batch of a claim is handed to its handler while this one's outcomes commit, unless
+  // they may open the breaker: a retry after the last success does, whatever follows it.
+  Fixture f;
+  f.options.batch_size = 4;  // batches of 2: half a claim
+  Worker worker(f.db, f.options);
+  int batches = 0;
+  ConsumerOptions options = with_breaker();
+  options.breaker->failures = 1;
+  worker.subscribe_batch(
+      "relay", "t",
+      [&](const std::vector<Event>& events) {
+        ++batches;
+        std::vector<Outcome> outcomes(events.size(), Outcome::done());
+        outcomes[0] = Outcome::retry("broker down");
+        outcomes[1] = Outcome::permanent("malformed");
+        return outcomes;
+      },
+      options);
+  for (int i = 0; i < 8; ++i) f.publish("t");
+  worker.run_until_idle();
+  CHECK(batches == 1);
+  CHECK(breaker_stats_of(f.db, f.options, "relay").breaker == "open");
+}

@@ -4,6 +4,7 @@
 
 #include "consumer_registry.hpp"
 #include "deliverer.hpp"
+#include "sluice/worker.hpp"
 #include "support/fixture.hpp"
 
 using namespace sluice;
@@ -97,4 +98,25 @@ TEST_CASE("a failed commit leaves the claim as before it, growth included; the n
   CHECK(b.consumer.handed == std::vector<int>{3, 4, 5, 6, 7, 8, 9, 10});
   CHECK(count(b.f.db, "sluice_inbox") == 10);
   CHECK(count(b.f.db, "sluice_claims") == 0);
+}
+
+TEST_CASE("a gap in seq behind the cursor is crossed in one step, not one scan window a step") {
+  // A cursor far behind the oldest event (a file edited by hand, or everything before it pruned)
+  // once cost a claim and a commit per 16k seqs of the gap: a cursor set to -3e18 kept a worker
+  // committing for ever.
+  Fixture f;
+  Worker worker(f.db, f.options);
+  int calls = 0;
+  worker.subscribe("billing", "t", [&](const Event&, Context&) { ++calls; });
+  worker.run_until_idle();
+  f.db.exec("UPDATE sluice_consumers SET cursor = -655360 WHERE name = 'billing'");
+  const auto claims_made = [&] {
+    return f.db.execAndGet("SELECT value FROM sluice_meta WHERE name = 'claim_ids'").getInt64();
+  };
+  const long long before = claims_made();
+  f.publish("t");
+  f.publish("t");
+  worker.run_until_idle();
+  CHECK(calls == 2);
+  CHECK(claims_made() - before <= 2);
 }

@@ -26,6 +26,18 @@
 namespace sluice {
 namespace {
 
+// Whether `outcomes` end in transient failures (a retry after the last success, whatever
+// permanent failures, snoozes or events `held` back follow it): committed, they may open the
+// breaker, so nothing more of the claim may go out before they are.
+bool ends_in_failures(const std::vector<Outcome>& outcomes, const std::vector<const char*>& held) {
+  for (std::size_t i = outcomes.size(); i-- > 0;) {
+    if (held[i] != nullptr) continue;  // held back: its outcome is not recorded
+    if (outcomes[i].kind == Outcome::Kind::kDone) return false;
+    if (outcomes[i].kind == Outcome::Kind::kRetry) return true;
+  }
+  return false;
+}
+
 // The newest event among a claim's items from `from` on; 0 when there are none.
 std::int64_t newest_claimed_seq(const Claim& claim, std::size_t from) {
   std::int64_t newest = 0;
@@ -531,6 +543,14 @@ std::int64_t Deliverer::newest_seq() {
   return newest;
 }
 
+std::int64_t Deliverer::next_seq_after(std::int64_t seq) {
+  // Rare (a gap of a whole scan window), so prepared when needed.
+  SQLite::Statement next(db_, "SELECT min(seq) FROM sluice_events WHERE seq > ?");
+  next.bind(1, static_cast<int64_t>(seq));
+  next.executeStep();
+  return next.getColumn(0).getInt64();
+}
+
 Deliverer::Committed Deliverer::on_commit(const ConsumerSpec& spec) const {
   Committed after;
   after.backfills = backfills_in_transaction_;
@@ -618,7 +638,8 @@ std::optional<Claim> Deliverer::claim_into(ConsumerSpec& spec, TimePoint now, bo
 
 std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int64_t cursor,
                                     std::optional<std::int64_t> newest, int room, Claim& claim) {
-  std::int64_t scan_end = cursor + kScanWindow;
+  // Saturating: a cursor edited near the largest seq must not overflow.
+  std::int64_t scan_end = cursor > INT64_MAX - kScanWindow ? INT64_MAX : cursor + kScanWindow;
   if (newest) {
     // Pruning the newest events can leave the cursor past the newest seq.
     if (*newest <= cursor) return cursor;
@@ -656,6 +677,14 @@ std::int64_t Deliverer::claim_fresh(ConsumerSpec& spec, TimePoint now, std::int6
       // (never back, should pruning have left it past the newest).
       newest = newest_seq();
       scan_end = std::max(read_to, std::min(*newest, scan_end));
+    }
+    if (fetched == 0 && scan_end < *newest) {
+      // Not one event in the window: a gap in seq (everything in it pruned, or a cursor edited
+      // far back) is crossed at once, not one window a step, which for a cursor of -3e18 was
+      // never.
+      read_to = next_seq_after(scan_end) - 1;
+      scan_end = std::min(*newest, read_to + kScanWindow);
+      continue;
     }
     read_to = fetched == static_cast<std::size_t>(want) ? claim.items.back().event.seq : scan_end;
     std::size_t kept = before;
@@ -1011,8 +1040,7 @@ StepResult Deliverer::deliver_outside(ConsumerSpec& spec, std::optional<Claim>& 
                                        [](const Outcome& outcome) {
                                          return outcome.kind == Outcome::Kind::kThrottle;
                                        }) ||
-                           (spec.options.breaker && group.outcomes.size() > 0 &&
-                            group.outcomes.back().kind == Outcome::Kind::kRetry);
+                           (spec.options.breaker && ends_in_failures(group.outcomes, group.held));
     if (!backfilled && !throttled && group.end < claim.items.size() &&
         spec.batch_handlers.count(claim.items[group.end].event.topic) > 0 &&
         !held_now(spec, clock_->now(), claim.probe)) {

@@ -207,6 +207,8 @@ class Deliverer {
   bool unchanged_since_commit();
   // SELECT max(seq), for a claim that started without it.
   std::int64_t newest_seq();
+  // The first seq after `seq`; one must exist.
+  std::int64_t next_seq_after(std::int64_t seq);
   // What the file held after this deliverer's last claiming commit (a step's claim, or
   // commit_step), for the transactions after it to use instead of reading it again while nothing
   // else commits (a batch of one spent an eighth of its instructions on these reads). Never

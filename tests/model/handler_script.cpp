@@ -13,7 +13,9 @@ std::uint64_t hash_of(std::uint64_t seed, const CallKey& call, std::uint64_t sal
   h = mix(h ^ static_cast<std::uint64_t>(call.n));
   h = mix(h ^ static_cast<std::uint64_t>(call.attempt));
   h = mix(h ^ static_cast<std::uint64_t>(call.snoozes));
-  return mix(h ^ static_cast<std::uint64_t>(call.resets));
+  h = mix(h ^ static_cast<std::uint64_t>(call.resets));
+  // Mixed in only when set, so that every call without a breaker keeps the outcome it had.
+  return call.probes == 0 ? h : mix(h ^ (0x9b0be5ULL + static_cast<std::uint64_t>(call.probes)));
 }
 
 }  // namespace

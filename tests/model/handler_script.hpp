@@ -47,6 +47,7 @@ struct CallKey {
   int snoozes =
       0;           // snoozes since the last attempt: a snooze is never answered by a snooze forever
   int resets = 0;  // replays and backfills of the pair, so a replayed event can now succeed
+  int probes = 0;  // failed breaker probes since the last attempt, so an outage ends
 };
 
 Scripted scripted_outcome(std::uint64_t seed, const CallKey& call);

@@ -134,6 +134,17 @@ void check_stats(SQLite::Database& db, const ReferenceModel& model, const Sequen
       compare("paused", stats.paused ? 1 : 0,
               model.paused_at(stats.consumer, options.clock->now()) ? 1 : 0);
     }
+    const ReferenceModel::BreakerModel breaker = model.breaker(stats.consumer);
+    const std::string breaker_name =
+        breaker.name(config.consumer(stats.consumer).breaker.has_value(), options.clock->now());
+    if (stats.breaker != breaker_name)
+      wrong += " breaker " + stats.breaker + " (model " + breaker_name + ")";
+    if (stats.breaker != "off") {
+      compare("breaker_failures", stats.breaker_failures, breaker.consecutive);
+      compare("breaker_open_until",
+              stats.breaker_open_until ? stats.breaker_open_until->time_since_epoch().count() : -1,
+              breaker.open_until ? breaker.open_until->time_since_epoch().count() : -1);
+    }
     if (!wrong.empty()) out.push_back({"consumer_stats", stats.consumer + ":" + wrong});
   }
 }

@@ -137,10 +137,13 @@ int main(int argc, char** argv) {
   long long seam_sequences = 0;
   long long stall_sequences = 0;
   long long stalls_recovered = 0;
+  long long breaker_sequences = 0;
+  long long breaker_openings = 0;
   long long calls = 0;
   for (long long k = 0; k < flags.sequences; ++k) {
     const std::uint64_t seed = flags.seed + static_cast<std::uint64_t>(k);
-    sluice::model::SequenceConfig config = sluice::model::make_config(seed, true, sql);
+    sluice::model::SequenceConfig config =
+        sluice::model::make_config(seed, true, sql, !flags.threaded);
     config.stale_workers = flags.stale_workers;
     const auto ops = sluice::model::generate_operations(
         seed, flags.ops, static_cast<int>(config.instances.size()),
@@ -150,6 +153,13 @@ int main(int argc, char** argv) {
         sluice::model::run_sequence(config, ops, flags.ignored);
     if (config.seams) ++seam_sequences;
     if (config.lease_fallback && !config.seams) ++stall_sequences;
+    for (const auto& consumer : config.consumers) {
+      if (consumer.breaker) {
+        ++breaker_sequences;
+        break;
+      }
+    }
+    breaker_openings += outcome.breaker_openings;
     operations += static_cast<long long>(outcome.log.size());
     for (std::size_t i = 0; i < outcome.log.size(); ++i) {
       std::string kind = sluice::model::kind_name(ops[i].kind);
@@ -193,8 +203,8 @@ int main(int argc, char** argv) {
       seconds);
   std::printf(
       "  %lld seam sequences, %lld stall sequences (%lld stalled claims recovered by another "
-      "process); operations by kind:",
-      seam_sequences, stall_sequences, stalls_recovered);
+      "process), %lld sequences with a circuit breaker (opened %lld times); operations by kind:",
+      seam_sequences, stall_sequences, stalls_recovered, breaker_sequences, breaker_openings);
   for (const auto& [kind, count] : kinds) std::printf(" %s %lld,", kind.c_str(), count);
   std::printf("\n");
   for (const auto& [invariant, c] : classes) {

@@ -58,6 +58,7 @@ void reset_to_pending(Pair& p, Cause cause) {
   p.state = PairState::kPending;
   p.attempts = 0;
   p.snoozes = 0;
+  p.probes = 0;
   ++p.resets;
   p.earliest = TimePoint::min();
   p.latest = TimePoint::min();
@@ -129,7 +130,7 @@ ModelEvent* ReferenceModel::find(long long n) {
 
 CallKey ReferenceModel::call_key(const std::string& consumer, const ModelEvent& event,
                                  const Pair& pair) const {
-  return {consumer, event.n, pair.attempts + 1, pair.snoozes, pair.resets};
+  return {consumer, event.n, pair.attempts + 1, pair.snoozes, pair.resets, pair.probes};
 }
 
 Scripted ReferenceModel::outcome_of(const std::string& consumer, const ModelEvent& event) const {
@@ -186,6 +187,7 @@ void ReferenceModel::judge_calls(const std::string& consumer,
                             ? std::string("as long as it is not resumed")
                             : std::to_string((pause->second.ends - now).count()) + " ms more")});
   }
+  judge_breaker(consumer, events.size(), now, out);
   // Judged against the state before the call: a batch handler is handed a key's events together.
   for (const ModelEvent* event : events) {
     const Pair& pair = event->pairs.at(consumer);
@@ -224,6 +226,8 @@ std::vector<Scripted> ReferenceModel::on_throttled_call(
   const std::vector<ModelEvent*> events = called_events(consumer, ns, out);
   if (events.empty()) return std::vector<Scripted>(ns.size());
   judge_calls(consumer, events, engine_attempt, now, out);
+  // A throttled probe leaves the breaker half-open with its probe out (no success, no failure).
+  take_probe(consumer, now);
   Pause& pause = pauses_[consumer];
   const bool operator_pause = pause.by_operator && now < pause.ends;
   if (!operator_pause) {
@@ -260,6 +264,67 @@ void ReferenceModel::throttle_recorded_by(const std::string& consumer, TimePoint
 
 void ReferenceModel::resumed(const std::string& consumer) { pauses_.erase(consumer); }
 
+std::string ReferenceModel::BreakerModel::name(bool configured, TimePoint now) const {
+  if (!configured) return "off";
+  if (!open_until) return "closed";
+  return probe || *open_until <= now ? "half-open" : "open";
+}
+
+ReferenceModel::BreakerModel ReferenceModel::breaker(const std::string& consumer) const {
+  const auto found = breakers_.find(consumer);
+  return found == breakers_.end() ? BreakerModel{} : found->second;
+}
+
+void ReferenceModel::judge_breaker(const std::string& consumer, std::size_t count, TimePoint now,
+                                   std::vector<Violation>& out) const {
+  const auto found = breakers_.find(consumer);
+  if (found == breakers_.end() || !found->second.open_until) return;
+  const BreakerModel& b = found->second;
+  if (now < *b.open_until) {
+    out.push_back({"call while breaker open", consumer + " was called with " +
+                                                  std::to_string(count) + " event(s) " +
+                                                  std::to_string((*b.open_until - now).count()) +
+                                                  " ms before its breaker's cool-down ends" +
+                                                  (b.probe ? " (its probe is out)" : "")});
+  } else if (count > 1) {
+    out.push_back({"more than the probe through a half-open breaker",
+                   consumer + " was called with " + std::to_string(count) +
+                       " events while its breaker was half-open"});
+  }
+}
+
+bool ReferenceModel::take_probe(const std::string& consumer, TimePoint now) {
+  const auto found = breakers_.find(consumer);
+  if (found == breakers_.end() || !found->second.open_until || now < *found->second.open_until)
+    return false;
+  found->second.probe = true;
+  found->second.open_until = now + found->second.open_for;
+  return true;
+}
+
+void ReferenceModel::settle_breaker(const std::string& consumer, bool probe, bool success,
+                                    long long trailing, TimePoint now) {
+  const std::optional<Breaker>& breaker = config_.consumer(consumer).breaker;
+  if (!breaker || (!success && trailing == 0)) return;
+  BreakerModel& b = breakers_[consumer];
+  if (probe && success && trailing == 0) {
+    b = {};  // the probe succeeded: closed
+    return;
+  }
+  const long long consecutive = trailing + (success ? 0 : b.consecutive);
+  // Failures while it is open (another worker's claim, taken before it opened) only add up.
+  const bool opens = trailing > 0 && (probe || (!b.open_until && consecutive >= breaker->failures));
+  b.consecutive = consecutive;
+  if (!opens) return;
+  // A failed probe doubles the cool-down in force, up to the cap.
+  b.open_for =
+      std::max(probe ? std::min(b.open_for * 2, breaker->max_cool_down) : breaker->cool_down,
+               breaker->cool_down);
+  b.open_until = now + b.open_for;
+  b.probe = false;
+  ++breaker_openings_;
+}
+
 bool ReferenceModel::paused_at(const std::string& consumer, TimePoint now) const {
   const auto pause = pauses_.find(consumer);
   return pause != pauses_.end() && now < pause->second.ends;
@@ -273,6 +338,7 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
   const std::vector<ModelEvent*> events = called_events(consumer, ns, out);
   if (events.empty()) return std::vector<Scripted>(ns.size());
   judge_calls(consumer, events, engine_attempt, now, out);
+  const bool probe = take_probe(consumer, now);
   std::vector<Scripted> outcomes;
   for (ModelEvent* event : events) outcomes.push_back(outcome_of(consumer, *event));
   if (batch &&
@@ -284,6 +350,8 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
   // outcome, whatever it is, is not one in order, and they must come again after the failed one.
   std::set<std::string> failed_keys;
   const bool ordered = config_.consumer(consumer).ordered;
+  bool success = false;
+  long long trailing_failures = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     ModelEvent& event = *events[i];
     Pair& pair = event.pairs.at(consumer);
@@ -297,8 +365,28 @@ std::vector<Scripted> ReferenceModel::on_calls(const std::string& consumer,
     if (outcomes[i].action != Action::kOk) failed_keys.insert(event.key);
     if (connection != nullptr && outcomes[i].action == Action::kOk)
       uncommitted_[connection].push_back({event.n, consumer, pair});
+    const bool transient = outcomes[i].fails() && !outcomes[i].permanent();
+    if (outcomes[i].action == Action::kOk) {
+      success = true;
+      trailing_failures = 0;
+    } else if (transient) {
+      ++trailing_failures;
+    }
+    if (probe && transient) {
+      // A failed probe spends no attempt: the event is due again at once, and the breaker,
+      // open again, holds it back.
+      ++pair.probes;
+      pair.last_error = outcomes[i].error;
+      pair.earliest = pair.latest = now;
+      pair.scheduled_at = now;
+      pair.cause = Cause::kRetry;
+      pair.clock_back_while_pending = false;
+      ++totals_[consumer].retries;
+      continue;
+    }
     apply(event, consumer, pair, outcomes[i], now);
   }
+  settle_breaker(consumer, probe, success, trailing_failures, now);
   return outcomes;
 }
 
@@ -340,6 +428,7 @@ void ReferenceModel::apply(const ModelEvent& event, const std::string& consumer,
   }
   ++pair.attempts;
   pair.snoozes = 0;
+  pair.probes = 0;
   pair.last_error = outcome.error;
   if (outcome.permanent() || pair.attempts >= config_.retry.max_attempts) {
     pair.state = PairState::kDead;
@@ -491,7 +580,8 @@ void ReferenceModel::restore(const CallSnapshot& snapshot) {
 void ReferenceModel::add_again(const std::string& consumer, bool oldest) {
   const ConsumerConfig& config = config_.consumer(consumer);
   totals_[consumer] = {};
-  pauses_.erase(consumer);  // the pause went with the consumer's row
+  pauses_.erase(consumer);    // the pause went with the consumer's row
+  breakers_.erase(consumer);  // and so did its breaker's state
   for (const std::string& topic : config.topics)
     start_seq_[{consumer, topic}] = oldest ? 0 : last_seq_;
   for (auto& [_, event] : events_) {
@@ -547,6 +637,12 @@ std::vector<DuePair> ReferenceModel::due(const InstanceConfig& instance, TimePoi
       if (const auto pause = pauses_.find(consumer); pause != pauses_.end()) {
         if (now < pause->second.ends) continue;
         pause_ends = pause->second.latest_end;
+      }
+      // An open breaker holds back all its consumer's work; a half-open one lets the probe run.
+      if (const auto breaker = breakers_.find(consumer); breaker != breakers_.end() &&
+                                                         breaker->second.open_until &&
+                                                         now < *breaker->second.open_until) {
+        continue;
       }
       // A not-before time is absolute: no wait, re-anchoring or operator action runs it sooner.
       const TimePoint not_before = event.not_before.value_or(TimePoint::min());

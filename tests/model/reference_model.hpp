@@ -49,6 +49,9 @@ struct Pair {
   std::optional<TimePoint> scheduled_at;
   Cause cause = Cause::kFresh;
   bool clock_back_while_pending = false;
+  // Failed circuit-breaker probes since the last attempt: a probe spends no attempt, and the
+  // handler's script moves on with each (the outage ends).
+  int probes = 0;
   int delivered = 0;  // successful handler calls in all
   std::string dead_reason;
   std::string last_error;
@@ -171,6 +174,20 @@ class ReferenceModel {
   bool paused_at(const std::string& consumer, TimePoint now) const;
   const std::map<std::string, Totals>& totals() const { return totals_; }
 
+  // A consumer's circuit breaker as the engine promises to hold it (consumer.hpp, Breaker).
+  struct BreakerModel {
+    long long consecutive = 0;  // transient failures since the last success
+    std::optional<TimePoint> open_until;
+    Duration open_for{0};
+    bool probe = false;  // a probe went through and its outcome keeps it half-open
+    // "off" without a breaker, else "closed", "open" or "half-open", as ConsumerStats names them.
+    std::string name(bool configured, TimePoint now) const;
+  };
+  // The breaker of `consumer` (closed if it never failed).
+  BreakerModel breaker(const std::string& consumer) const;
+  // How often a breaker opened or opened again.
+  long long breaker_openings() const { return breaker_openings_; }
+
   // What a handler call of `consumer` for `ns` may change, taken before on_calls: restore() puts
   // it back for a call found never to count (a stalled worker's, whose claim was recovered from
   // under it: the engine records nothing of it).
@@ -194,6 +211,18 @@ class ReferenceModel {
   const ModelEvent* unfinished_before(const ModelEvent& event, const std::string& consumer,
                                       const std::set<long long>& except) const;
 
+  // The breaker's judgement of a call of `consumer` for `count` events at `now`: none while open,
+  // one (the probe) while half-open.
+  void judge_breaker(const std::string& consumer, std::size_t count, TimePoint now,
+                     std::vector<Violation>& out) const;
+  // Whether a call of `consumer` at `now` is its breaker's half-open probe; if so, it is out for
+  // another cool-down.
+  bool take_probe(const std::string& consumer, TimePoint now);
+  // The outcomes of one call (one delivery transaction) of `consumer` move its breaker: `success`
+  // if one succeeded, `trailing` transient failures after the last success.
+  void settle_breaker(const std::string& consumer, bool probe, bool success, long long trailing,
+                      TimePoint now);
+
   // The judgement of on_calls for a call of `consumer` for `events`, appended to `out`.
   void judge_calls(const std::string& consumer, const std::vector<ModelEvent*>& events,
                    int engine_attempt, TimePoint now, std::vector<Violation>& out) const;
@@ -213,6 +242,8 @@ class ReferenceModel {
     bool by_operator = false;
   };
   std::map<std::string, Pause> pauses_;
+  std::map<std::string, BreakerModel> breakers_;
+  long long breaker_openings_ = 0;
   // On real time (a seam sequence) an engine may read its clock before or after the handler call
   // the model times a wait from: a wait may end this much before or after the model's reading +
   // its length.

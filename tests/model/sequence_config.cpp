@@ -18,7 +18,7 @@ const ConsumerConfig& SequenceConfig::consumer(const std::string& name) const {
   throw std::logic_error("model: no consumer " + name);
 }
 
-SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql) {
+SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql, bool breakers) {
   Rng rng(mix(seed ^ 0xc0f1));
   SequenceConfig config;
   config.seed = seed;
@@ -46,6 +46,13 @@ SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql) {
     }
     // Drawn apart from `rng`, so that the other sequences keep the configuration they had.
     consumer.shared_batch_handler = mix(seed ^ (0x5ba7c4 + static_cast<std::uint64_t>(c))) % 2 == 0;
+    // A breaker that opens after 1-3 transient failures in a row, for 1-4 s, doubling up to 4
+    // times that; drawn apart from `rng` too.
+    const std::uint64_t b = mix(seed ^ (0xb4ea7e + static_cast<std::uint64_t>(c)));
+    if (breakers && consumer.outside && !config.seams && !config.lease_fallback && b % 2 == 0) {
+      const Duration cool_down = std::chrono::seconds(1 + static_cast<int>((b >> 8) % 4));
+      consumer.breaker = Breaker{1 + static_cast<int>((b >> 4) % 3), cool_down, cool_down * 4};
+    }
     config.consumers.push_back(std::move(consumer));
   }
   InstanceConfig full;
@@ -105,6 +112,9 @@ std::string describe(const SequenceConfig& config) {
   for (const ConsumerConfig& c : config.consumers) {
     out += "  consumer " + c.name + (c.ordered ? " ordered" : " unordered") +
            (c.no_snooze ? " no-snooze" : "") + (c.outside ? " outside" : " in-transaction") +
+           (c.breaker ? " breaker(" + std::to_string(c.breaker->failures) + " failures, " +
+                            std::to_string(c.breaker->cool_down.count()) + "ms)"
+                      : std::string()) +
            " topics:";
     for (const std::string& t : c.topics)
       out += " " + t +

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "sluice/consumer.hpp"
 #include "sluice/options.hpp"
 
 namespace sluice::model {
@@ -29,6 +31,9 @@ struct ConsumerConfig {
   // Its batch topics take one handler together (subscribe_batch_topics), so its
   // batches hold events of several topics.
   bool shared_batch_handler = false;
+  // Its circuit breaker (ConsumerOptions::breaker): outside consumers of sequences on the
+  // manual clock with one worker at a time, where the model knows which call opens it.
+  std::optional<Breaker> breaker;
 };
 
 // What drives an instance: a C++ Worker, a C API sluice_worker, or a sqlite3 connection with the
@@ -75,8 +80,9 @@ struct SequenceConfig {
 // default or an hour, and in some sequences a second instance lacking one topic's handler. With
 // `allow_seams`, one sequence in three, a seam sequence: a C API instance beside the C++ one and,
 // if `sql` (the extension can be loaded), an SQL instance for the unordered in-transaction
-// consumers.
-SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql);
+// consumers. With `breakers`, one outside consumer in two of a sequence that is neither a seam
+// nor a stall sequence has a circuit breaker.
+SequenceConfig make_config(std::uint64_t seed, bool allow_seams, bool sql, bool breakers = true);
 
 // One line per consumer and instance, for a failure report.
 std::string describe(const SequenceConfig& config);

@@ -120,6 +120,7 @@ class Sequence final : public CallSink {
       }
     }
     outcome.handler_calls = calls_;
+    outcome.breaker_openings = model_.breaker_openings();
     return outcome;
   }
 

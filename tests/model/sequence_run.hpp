@@ -19,6 +19,8 @@ struct SequenceOutcome {
   // One line per step run, with what it did.
   std::vector<std::string> log;
   long long handler_calls = 0;
+  // How often a circuit breaker opened (or opened again), as the model counts.
+  long long breaker_openings = 0;
 };
 
 // Violations whose invariant starts with one of `ignored` are dropped and the sequence goes on:

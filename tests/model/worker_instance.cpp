@@ -132,6 +132,7 @@ void subscribe_handlers(Worker& worker, const SequenceConfig& config,
     const std::string name = consumer.name;
     const int generation = consumer.generation;
     consumer_options.start_from = consumer.oldest ? StartFrom::kOldest : StartFrom::kNow;
+    consumer_options.breaker = consumer.breaker;
     const BatchHandler batch_handler = [&sink, name, generation](const std::vector<Event>& events) {
       const std::vector<Scripted> scripted = sink.on_batch(name, generation, events);
       if (!scripted.empty() && scripted.front().whole_batch) {
