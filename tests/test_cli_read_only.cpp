@@ -134,6 +134,7 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
         WHERE suspect = 1 AND state = 'pending';
       DROP TABLE sluice_audit;
               DROP INDEX sluice_events_created;
+      ALTER TABLE sluice_events DROP COLUMN version;
       ALTER TABLE sluice_consumers DROP COLUMN paused_at;
       ALTER TABLE sluice_consumers DROP COLUMN paused_until;
       ALTER TABLE sluice_consumers DROP COLUMN pause_note;

@@ -91,8 +91,9 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema version 9 added, dropped: turns a new file back into one of version 8.
+// What schema versions 9 and 10 added, dropped: turns a new file back into one of version 8.
 const char* const kWithoutVersion9 = R"sql(
+  ALTER TABLE sluice_events DROP COLUMN version;
   ALTER TABLE sluice_consumers DROP COLUMN paused_at;
   ALTER TABLE sluice_consumers DROP COLUMN paused_until;
   ALTER TABLE sluice_consumers DROP COLUMN pause_note;

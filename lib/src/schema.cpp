@@ -261,10 +261,15 @@ DROP TABLE sluice_audit;
 ALTER TABLE sluice_audit_rebuilt RENAME TO sluice_audit;
 )sql";
 
+// version 10: payload versions. Every event stored before it was of version 1.
+static const char* const kVersion10 = R"sql(
+ALTER TABLE sluice_events ADD COLUMN version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1);
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3,
-                                               kVersion4, kVersion5, kVersion6,
-                                               kVersion7, kVersion8, kVersion9};
+  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4,
+                                               kVersion5, kVersion6, kVersion7, kVersion8,
+                                               kVersion9, kVersion10};
   return all;
 }
 
