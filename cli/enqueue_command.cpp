@@ -48,6 +48,7 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
     std::string key;
     std::string id;
     std::string dedup_key;
+    int version = 1;
     std::string delay;
     std::vector<std::string> headers;
     bool json = false;
@@ -68,6 +69,8 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
   command->add_option("--key", args->key, "Ordering key");
   command->add_option("--id", args->id, "The event ID (idempotency key); generated if absent");
   command->add_option("--dedup-key", args->dedup_key, "Domain dedup key, unique per topic");
+  command->add_option("--version", args->version, "The payload's shape version (default 1)")
+      ->type_name("N");
   command->add_option("--delay", args->delay, "Not delivered before this long from now (e.g. 15m)")
       ->type_name("DUR");
   command
@@ -86,6 +89,7 @@ void add_enqueue_command(CLI::App& app, std::shared_ptr<Session> session) {
     event.key = args->key;
     event.id = args->id;
     event.dedup_key = args->dedup_key;
+    event.version = args->version;
     for (const std::string& header : args->headers) {
       const auto equals = header.find('=');
       if (equals == std::string::npos || equals == 0) {

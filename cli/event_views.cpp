@@ -35,14 +35,16 @@ std::string pretty_payload(const Event& event) {
 }
 
 Table event_table() {
-  Table table({"SEQ", "ID", "TOPIC", "KEY", "CREATED", "PAYLOAD"});
+  Table table({"SEQ", "ID", "TOPIC", "VERSION", "KEY", "CREATED", "PAYLOAD"});
   table.align_right(0);
+  table.align_right(3);
   return table;
 }
 
 void add_event_row(Table& table, const Event& event) {
   table.add_row({std::to_string(event.seq), printable(event.id), printable(event.topic),
-                 printable(event.key), format_time(event.created_at), compact_payload(event, 60)});
+                 std::to_string(event.version), printable(event.key), format_time(event.created_at),
+                 compact_payload(event, 60)});
 }
 
 }  // namespace sluice::cli

@@ -18,6 +18,7 @@ Json event_json(const Event& event) {
   return Json{{"seq", event.seq},
               {"id", event.id},
               {"topic", event.topic},
+              {"version", event.version},
               {"key", event.key},
               {"dedup_key", event.dedup_key},
               {"created_at", format_time(event.created_at)},

@@ -41,7 +41,8 @@ void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveri
                  const Style& style) {
   std::cout << style.bold("event") << "       " << printable(event.id) << '\n'
             << "seq         " << event.seq << '\n'
-            << "topic       " << printable(event.topic) << '\n';
+            << "topic       " << printable(event.topic) << '\n'
+            << "version     " << event.version << '\n';
   if (!event.key.empty()) std::cout << "key         " << printable(event.key) << '\n';
   if (!event.dedup_key.empty()) {
     std::cout << "dedup key   " << printable(event.dedup_key) << '\n';

@@ -49,6 +49,7 @@ void append_event(std::string& out, const ClaimedItem& item) {
   out += ",\"not_before\":";
   out += e.not_before ? std::to_string(to_millis(*e.not_before)) : "null";
   out += ",\"created_at\":" + std::to_string(to_millis(e.created_at));
+  out += ",\"version\":" + std::to_string(e.version);
   out += ",\"attempt\":" + std::to_string(item.attempt) + "}";
 }
 

@@ -131,6 +131,15 @@ NewEvent new_event(SQLite::Database& db, int argc, Args argv) {
       event.headers[name] = value.get<std::string>();
     }
   }
+  // NULL means version 1, as an omitted argument does.
+  if (sqlite3_value* version = arg(argc, argv, 7); !is_null(version)) {
+    if (sqlite3_value_type(version) != SQLITE_INTEGER) {
+      throw InvalidArgument("sluice: enqueue: version must be an integer, 1 or more");
+    }
+    const sqlite3_int64 given = sqlite3_value_int64(version);
+    // Out of int's range reads as 0: refused below as any version under 1 is.
+    event.version = given > 0 && given <= INT_MAX ? static_cast<int>(given) : 0;
+  }
   return event;
 }
 
@@ -441,8 +450,8 @@ struct Function {
 };
 
 const Function kFunctions[] = {
-    {"sluice_enqueue", 2, 7, sluice_enqueue, true},
-    {"sluice_enqueue_result", 2, 7, sluice_enqueue_result, true},
+    {"sluice_enqueue", 2, 8, sluice_enqueue, true},
+    {"sluice_enqueue_result", 2, 8, sluice_enqueue_result, true},
     {"sluice_init", 0, 0, sluice_init, false},
     {"sluice_subscribe", 2, 3, sluice_subscribe, false},
     {"sluice_claim", 1, 2, sluice_claim, false},

@@ -115,6 +115,7 @@ typedef struct Script {
   int had_connection;
   char id[64], topic[64], payload[256], key[64], dedup_key[64], headers[256], consumer[64];
   int64_t seq, created_at_ms;
+  int version;
   /* For the started worker: signalled on every call. */
   pthread_mutex_t mutex;
   pthread_cond_t called;
@@ -152,6 +153,7 @@ static int scripted_handler(void* user_data, const sluice_event* event, sqlite3*
   script->seq = event->seq;
   script->created_at_ms = event->created_at_ms;
   script->last_attempt = event->attempt;
+  script->version = event->version;
   ++script->calls;
   if (script->error != NULL) snprintf(outcome->error, sizeof outcome->error, "%s", script->error);
   outcome->snooze_ms = script->snooze_ms;
@@ -423,6 +425,38 @@ static void test_handler_sees_the_event_and_its_writes_commit_with_done(void) {
   CHECK(n == 1 && strcmp(stats[0].consumer, "billing") == 0 && stats[0].delivered_total == 1 &&
         stats[0].pending == 0 && stats[0].dead == 0 && stats[0].lag_ms == 0);
   sluice_free(stats);
+  fixture_close(&f);
+}
+
+static void test_enqueue_v2_stores_the_version_and_the_handler_sees_it(void) {
+  Script script;
+  script_init(&script, SLUICE_DONE);
+  Fixture f = {0};
+  fixture_open(&f, "billing", &script, NULL);
+  char* error = NULL;
+  sluice_enqueued result = {0};
+  sluice_new_event_v2 negative = {.topic = "order.placed", .version = -1};
+  exec(f.conn, "BEGIN IMMEDIATE");
+  CHECK_ERROR(sluice_enqueue_v2(f.conn, &negative, &result, &error), SLUICE_INVALID, error,
+              "version");
+  /* Zero-initialised: version 1. */
+  sluice_new_event_v2 plain = {.topic = "order.placed", .id = "evt-v1"};
+  CHECK_OK(sluice_enqueue_v2(f.conn, &plain, &result, &error), error);
+  sluice_free(result.id);
+  sluice_new_event_v2 third = {.topic = "order.placed", .id = "evt-v3", .version = 3};
+  CHECK_OK(sluice_enqueue_v2(f.conn, &third, &result, &error), error);
+  sluice_free(result.id);
+  exec(f.conn, "COMMIT");
+  CHECK(count(f.conn, "SELECT count(*) FROM sluice_events") == 2);
+  CHECK(count(f.conn, "SELECT version FROM sluice_events WHERE id = 'evt-v1'") == 1);
+  CHECK(count(f.conn, "SELECT version FROM sluice_events WHERE id = 'evt-v3'") == 3);
+
+  sluice_drain_result drained = {-1, -1, -1};
+  CHECK_OK(sluice_worker_run_until_idle(f.worker, &drained, &error), error);
+  /* In seq order: the last call was for the version 3 event. */
+  CHECK(script.calls == 2);
+  CHECK(strcmp(script.id, "evt-v3") == 0);
+  CHECK(script.version == 3);
   fixture_close(&f);
 }
 
@@ -1132,6 +1166,7 @@ int main(void) {
   test_enqueue_refuses_bad_input_and_writes_nothing();
   test_enqueue_on_a_connection_the_app_opened();
   test_handler_sees_the_event_and_its_writes_commit_with_done();
+  test_enqueue_v2_stores_the_version_and_the_handler_sees_it();
   test_retry_rolls_back_the_handlers_row();
   test_retries_spend_attempts_until_exhausted();
   test_permanent_snooze_and_unknown_outcomes();

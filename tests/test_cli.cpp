@@ -97,6 +97,27 @@ TEST_CASE("enqueue prints the ID, reports duplicates, and takes files, keys, hea
         parse_time(events[1]["created_at"].get<std::string>()) + std::chrono::minutes(14));
 }
 
+TEST_CASE("enqueue --version stores the version that show, events and --json print") {
+  CliFixture f;
+  f.init();
+  REQUIRE(f.sluice({"enqueue", "--topic", "t", "--id", "plain"}).exit_code == 0);
+  REQUIRE(f.sluice({"enqueue", "--topic", "t", "--id", "second", "--version", "2"}).exit_code == 0);
+  const auto events = f.json({"events"})["events"];
+  REQUIRE(events.size() == 2);
+  CHECK(events[0]["version"] == 1);
+  CHECK(events[1]["version"] == 2);
+  CHECK(f.sluice({"show", "second"}).out.find("version     2\n") != std::string::npos);
+  const auto table = f.sluice({"events"}).out;
+  CHECK(table.find("VERSION") != std::string::npos);
+  for (const char* bad : {"0", "-3"}) {
+    CAPTURE(bad);
+    const auto refused = f.sluice({"enqueue", "--topic", "t", "--version", bad});
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("version") != std::string::npos);
+  }
+  CHECK(f.json({"events"})["events"].size() == 2);
+}
+
 TEST_CASE("events filters by topic, consumer and state, since and limit") {
   CliFixture f;
   f.init();

@@ -135,6 +135,7 @@ TEST_CASE("an older schema is never migrated by reading; sluice migrate upgrades
       DROP TABLE sluice_audit;
       DROP INDEX sluice_events_created;
       DROP INDEX sluice_events_key;
+      ALTER TABLE sluice_events DROP COLUMN version;
       ALTER TABLE sluice_consumers DROP COLUMN paused_at;
       ALTER TABLE sluice_consumers DROP COLUMN paused_until;
       ALTER TABLE sluice_consumers DROP COLUMN pause_note;

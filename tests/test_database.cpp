@@ -91,9 +91,15 @@ TEST_CASE("a newer schema is refused naming both versions") {
   }
 }
 
-// What schema version 11 added (the circuit breaker), dropped: turns a new file back into one of
-// version 10.
-const char* const kWithoutVersion11 = R"sql(
+// What schema version 12 added (payload versions), dropped: turns a new file back into one of
+// version 11.
+const char* const kWithoutVersion12 = R"sql(
+  ALTER TABLE sluice_events DROP COLUMN version;
+)sql";
+
+// What schema versions 11 and 12 added (the circuit breaker, payload versions), dropped: turns a
+// new file back into one of version 10.
+const std::string kWithoutVersion11 = std::string(kWithoutVersion12) + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN breaker_failures;
   ALTER TABLE sluice_consumers DROP COLUMN breaker_cool_down_ms;
   ALTER TABLE sluice_consumers DROP COLUMN breaker_max_cool_down_ms;
@@ -103,12 +109,12 @@ const char* const kWithoutVersion11 = R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN breaker_probe;
 )sql";
 
-// What schema versions 10 and 11 added, dropped: turns a new file back into one of version 9.
-const std::string kWithoutVersion10 = std::string(kWithoutVersion11) + R"sql(
+// What schema versions 10 to 12 added, dropped: turns a new file back into one of version 9.
+const std::string kWithoutVersion10 = kWithoutVersion11 + R"sql(
   DROP INDEX sluice_events_key;
 )sql";
 
-// What schema versions 9 to 11 added, dropped: turns a new file back into one of version 8.
+// What schema versions 9 to 12 added, dropped: turns a new file back into one of version 8.
 const std::string kWithoutVersion9 = kWithoutVersion10 + R"sql(
   ALTER TABLE sluice_consumers DROP COLUMN paused_at;
   ALTER TABLE sluice_consumers DROP COLUMN paused_until;

@@ -108,6 +108,7 @@ TEST_CASE("a message read into the event of the one before keeps nothing of that
                             {"Sluice-Dedup-Key", "d"},
                             {"Sluice-Not-Before", "5"},
                             {"Sluice-Created-At", "7"},
+                            {"Sluice-Version", "3"},
                             {"a", "1"},
                             {"b", "2"}});
   natsMsg* second =
@@ -117,7 +118,9 @@ TEST_CASE("a message read into the event of the one before keeps nothing of that
   CHECK(event.headers == Headers{{"a", "1"}, {"b", "2"}});
   CHECK(event.not_before == TimePoint(Duration(5)));
   CHECK(event.created_at == TimePoint(Duration(7)));
+  CHECK(event.version == 3);
   nats::event_from_message(second, event);
+  CHECK(event.version == 1);
   CHECK(event.id == "e-2");
   CHECK(event.key.empty());
   CHECK(event.dedup_key.empty());

@@ -158,6 +158,21 @@ TEST_CASE("headers, key, dedup key and not-before are stored as given") {
   CHECK(event.payload == R"({"x":1})");
 }
 
+TEST_CASE("an event's version is stored as given, 1 when not given; under 1 is refused") {
+  Fixture f;
+  const auto plain = f.outbox.enqueue_now({.topic = "t"});
+  const auto second = f.outbox.enqueue_now({.topic = "t", .version = 2});
+  CHECK(find_event(f.db, plain.id).version == 1);
+  CHECK(find_event(f.db, second.id).version == 2);
+  for (const int bad : {0, -1}) {
+    CAPTURE(bad);
+    const std::string named = "version of a 't' event is " + std::to_string(bad);
+    CHECK_THROWS_WITH_AS(f.outbox.enqueue_now({.topic = "t", .version = bad}),
+                         doctest::Contains(named.c_str()), InvalidArgument);
+  }
+  CHECK(count(f.db, "sluice_events") == 2);
+}
+
 TEST_CASE("headers come back exactly, plain ASCII or needing JSON escapes") {
   Fixture f;
   const Headers plain = {

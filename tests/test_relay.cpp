@@ -74,7 +74,8 @@ TEST_CASE("the relay publishes each event with its ID, headers, key and topic, t
   NewEvent paid{.topic = "order.paid",
                 .payload = R"({"order":1})",
                 .key = "order-1",
-                .dedup_key = "order-1:paid"};
+                .dedup_key = "order-1:paid",
+                .version = 2};
   const std::string placed_id = outbox.enqueue_now(placed).id;
   const std::string paid_id = outbox.enqueue_now(paid).id;
 
@@ -100,6 +101,9 @@ TEST_CASE("the relay publishes each event with its ID, headers, key and topic, t
   CHECK(std::string(natsMsg_GetSubject(messages[1].get())) == "sluice.order.paid");
   CHECK(header(messages[1], "Nats-Msg-Id") == paid_id);
   CHECK(header(messages[1], "Sluice-Dedup-Key") == "order-1:paid");
+  CHECK(header(messages[1], "Sluice-Version") == "2");
+  // Version 1 goes without the header, as an older relay sent it.
+  CHECK(header(messages[0], "Sluice-Version").empty());
   // The time the event was created in this file travels, so that lag on the far side counts
   // from it and not from the ingest.
   CHECK(header(messages[0], "Sluice-Created-At") ==

@@ -133,12 +133,17 @@ Event read_event(SQLite::Statement& row, int first) {
     event.not_before = TimePoint(Duration(row.getColumn(first + 7).getInt64()));
   }
   event.created_at = TimePoint(Duration(row.getColumn(first + 8).getInt64()));
+  event.version = row.getColumn(first + 9).getInt();
   return event;
 }
 
 void validate_new_event(const NewEvent& event, std::size_t max_payload_bytes) {
   if (event.topic.empty()) throw InvalidArgument("sluice: enqueue: the topic is empty");
   check_text(event.topic, kMaxKeyBytes, "the topic");
+  if (event.version < 1) {
+    throw InvalidArgument("sluice: enqueue: the version of a '" + event.topic + "' event is " +
+                          std::to_string(event.version) + "; a version is 1 or more");
+  }
   check_text(event.id, kMaxIdBytes, "the event ID");
   check_text(event.key, kMaxKeyBytes, "the ordering key");
   check_text(event.dedup_key, kMaxKeyBytes, "the dedup key");

@@ -12,8 +12,9 @@ namespace sluice {
 
 // The columns read_event() expects, in order, for a table aliased `e`.
 inline constexpr const char* kEventColumns =
-    "e.seq, e.id, e.topic, e.payload, e.headers, e.key, e.dedup_key, e.not_before, e.created_at";
-inline constexpr int kEventColumnCount = 9;
+    "e.seq, e.id, e.topic, e.payload, e.headers, e.key, e.dedup_key, e.not_before, e.created_at, "
+    "e.version";
+inline constexpr int kEventColumnCount = 10;
 
 // Reads an Event from `row`, whose columns from `first` on are kEventColumns.
 Event read_event(SQLite::Statement& row, int first = 0);

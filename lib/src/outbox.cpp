@@ -25,7 +25,7 @@
 namespace sluice {
 namespace {
 
-constexpr int kColumns = 8;
+constexpr int kColumns = 9;
 // A batch goes in statements of this many rows: each statement costs SQLite about as much again
 // as the rows it writes (cursors opened and freed, sqlite_sequence updated), so one row per
 // statement paid that 1,000 times for 1,000 events. 32 rows wrote an event in half the
@@ -36,8 +36,9 @@ constexpr std::size_t kFewRows = 8;
 std::string insert_sql(std::size_t rows) {
   std::string sql =
       "INSERT INTO sluice_events (id, topic, payload, headers, key, dedup_key, not_before, "
-      "created_at) VALUES ";
-  for (std::size_t r = 0; r < rows; ++r) sql += r == 0 ? "(?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?)";
+      "created_at, version) VALUES ";
+  for (std::size_t r = 0; r < rows; ++r)
+    sql += r == 0 ? "(?,?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?,?)";
   return sql + " ON CONFLICT DO NOTHING";
 }
 
@@ -210,6 +211,7 @@ struct EventWriter : ConnectionCached {
     }
     statement.bind(offset + 8,
                    static_cast<int64_t>(event.created_at.value_or(now).time_since_epoch().count()));
+    statement.bind(offset + 9, event.version);
   }
 
   // What refused `event` stored as `id`: an event with its ID (when `by_id`), else one with its

@@ -282,10 +282,15 @@ ALTER TABLE sluice_consumers ADD COLUMN breaker_open_ms INTEGER;        -- the c
 ALTER TABLE sluice_consumers ADD COLUMN breaker_probe INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// version 12: payload versions (NewEvent::version). Every event stored before it was of version 1.
+static const char* const kVersion12 = R"sql(
+ALTER TABLE sluice_events ADD COLUMN version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1);
+)sql";
+
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> all = {kVersion1, kVersion2, kVersion3, kVersion4,
-                                               kVersion5, kVersion6, kVersion7, kVersion8,
-                                               kVersion9, kVersion10, kVersion11};
+  static const std::vector<std::string> all = {kVersion1, kVersion2,  kVersion3,  kVersion4,
+                                               kVersion5, kVersion6,  kVersion7,  kVersion8,
+                                               kVersion9, kVersion10, kVersion11, kVersion12};
   return all;
 }
 

@@ -23,15 +23,19 @@ def bad_input_is_an_sql_error_and_writes_nothing(ext, tmp):
     con = connect(os.path.join(tmp, "bad.db"), ext)
     scalar(con, "SELECT sluice_init()")
     con.execute("CREATE TABLE orders (id TEXT PRIMARY KEY)")
-    enqueue = "SELECT sluice_enqueue(?, ?, ?, ?, ?, ?, ?)"
+    enqueue = "SELECT sluice_enqueue(?, ?, ?, ?, ?, ?, ?, ?)"
     cases = [
-        (("t", '{"a":', None, None, None, None, None), ["JSON"]),
-        (("t", '"' + "x" * (1 << 20) + '"', None, None, None, None, None), ["bytes", "limit"]),
-        (("", "{}", None, None, None, None, None), ["topic is empty"]),
-        (("t", None, None, None, None, None, None), ["payload is NULL"]),
-        (("t", "{}", None, None, None, "tomorrow", None), ["not_before 'tomorrow'"]),
-        (("t", "{}", None, None, None, None, "[1]"), ["headers"]),
-        (("t", "{}", None, None, None, None, '{"trace": 7}'), ["header 'trace'"]),
+        (("t", '{"a":', None, None, None, None, None, None), ["JSON"]),
+        (("t", '"' + "x" * (1 << 20) + '"', None, None, None, None, None, None),
+         ["bytes", "limit"]),
+        (("", "{}", None, None, None, None, None, None), ["topic is empty"]),
+        (("t", None, None, None, None, None, None, None), ["payload is NULL"]),
+        (("t", "{}", None, None, None, "tomorrow", None, None), ["not_before 'tomorrow'"]),
+        (("t", "{}", None, None, None, None, "[1]", None), ["headers"]),
+        (("t", "{}", None, None, None, None, '{"trace": 7}', None), ["header 'trace'"]),
+        (("t", "{}", None, None, None, None, None, 0), ["version", "is 0"]),
+        (("t", "{}", None, None, None, None, None, -2), ["version", "1 or more"]),
+        (("t", "{}", None, None, None, None, None, "2"), ["version must be an integer"]),
     ]
     for args, words in cases:
         con.execute("BEGIN IMMEDIATE")
@@ -162,7 +166,12 @@ def a_claimed_event_is_the_event_as_stored(ext, tmp):
     assert (event["key"], event["dedup_key"], event["not_before"], event["attempt"]) == \
         (None, None, None, 1), event
     assert list(event) == ["id", "seq", "topic", "payload", "headers", "key", "dedup_key",
-                           "not_before", "created_at", "attempt"], list(event)
+                           "not_before", "created_at", "version", "attempt"], list(event)
+    assert event["version"] == 1, event
+    scalar(con, "SELECT sluice_enqueue('t', '{}', NULL, 'e3', NULL, NULL, NULL, 4)")
+    # The claim gives back e2, still claimed, with e3.
+    versions = {e["id"]: e["version"] for e in json.loads(scalar(con, "SELECT sluice_claim('c')"))}
+    assert versions["e3"] == 4, versions
     con.close()
 
 

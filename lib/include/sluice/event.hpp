@@ -48,6 +48,10 @@ struct NewEvent {
   // ingester) keeps the time it was enqueued there, so that lag counts from then. Unset: the
   // time it is stored.
   std::optional<TimePoint> created_at;
+  // The payload's shape version: a producer that changes what it sends bumps it, so consumers
+  // not yet upgraded hold the new events instead of failing on them (ConsumerOptions::versions).
+  // Positive; 0 or less is refused with InvalidArgument.
+  int version = 1;
 };
 
 // A stored event.
@@ -62,6 +66,8 @@ struct Event {
   std::string dedup_key;
   TimePoint created_at;
   std::optional<TimePoint> not_before;
+  // The payload's shape version as stored (NewEvent::version).
+  int version = 1;
 
   // The producer's W3C traceparent (its "traceparent" header), if it carried one.
   std::optional<std::string> trace_context() const;

@@ -156,6 +156,26 @@ typedef struct sluice_enqueued {
 int sluice_enqueue(sqlite3* conn, const sluice_new_event* event, sluice_enqueued* result,
                    char** errmsg);
 
+/* sluice_new_event with the payload's shape version. Zero-initialise it as sluice_new_event. */
+typedef struct sluice_new_event_v2 {
+  /* As in sluice_new_event. */
+  const char* topic;
+  const char* payload;
+  const char* key;
+  const char* id;
+  const char* dedup_key;
+  const char* headers;
+  int64_t not_before_ms;
+  /* The payload's shape version: a consumer takes only the versions it declares. 0 means 1;
+     a negative version is refused with SLUICE_INVALID. */
+  int version;
+} sluice_new_event_v2;
+
+/* sluice_enqueue for a sluice_new_event_v2: the same contract, and SLUICE_INVALID for a negative
+   version. */
+int sluice_enqueue_v2(sqlite3* conn, const sluice_new_event_v2* event, sluice_enqueued* result,
+                      char** errmsg);
+
 /* ---- The worker ---------------------------------------------------------------------------- */
 
 typedef struct sluice_worker sluice_worker;
@@ -180,6 +200,9 @@ typedef struct sluice_event {
   const char* consumer;
   /* 1 for the first attempt. */
   int attempt;
+  /* The payload's shape version (sluice_new_event_v2). Last: the library fills this struct, so
+     a handler built against an older header still reads what it knew where it was. */
+  int version;
 } sluice_event;
 
 /* What a handler returns. SLUICE_DONE: delivered, the handler's writes commit with the mark-seen.

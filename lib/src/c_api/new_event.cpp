@@ -49,6 +49,19 @@ NewEvent to_new_event(const sluice_new_event& event) {
   return converted;
 }
 
+NewEvent to_new_event(const sluice_new_event_v2& event) {
+  NewEvent converted = to_new_event(sluice_new_event{.topic = event.topic,
+                                                     .payload = event.payload,
+                                                     .key = event.key,
+                                                     .id = event.id,
+                                                     .dedup_key = event.dedup_key,
+                                                     .headers = event.headers,
+                                                     .not_before_ms = event.not_before_ms});
+  // Zero-initialised, as the header asks, means the default version.
+  converted.version = event.version == 0 ? 1 : event.version;
+  return converted;
+}
+
 int status_code(EnqueueResult::Status status) {
   switch (status) {
     case EnqueueResult::Status::kDuplicateId:

@@ -12,6 +12,9 @@ namespace sluice::c_api {
 // a JSON object of strings.
 NewEvent to_new_event(const sluice_new_event& event);
 
+// As to_new_event, with the event's version (0 meaning 1).
+NewEvent to_new_event(const sluice_new_event_v2& event);
+
 // SLUICE_STORED, SLUICE_DUPLICATE_ID or SLUICE_DUPLICATE_DEDUP_KEY.
 int status_code(EnqueueResult::Status status);
 

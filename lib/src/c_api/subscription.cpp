@@ -25,6 +25,7 @@ void call(sluice_handler handler, void* user_data, const Event& event, Context& 
       .created_at_ms = event.created_at.time_since_epoch().count(),
       .consumer = context.consumer().c_str(),
       .attempt = context.attempt(),
+      .version = event.version,
   };
   sqlite3* conn = nullptr;
   try {

@@ -35,6 +35,17 @@ TimePoint header_time(const NewEvent& event, const char* name, std::string_view 
   return TimePoint(Duration(millis));
 }
 
+// The version a Sluice-Version header holds; enqueue refuses one under 1 as any entry point's.
+int header_version(const NewEvent& event, std::string_view text) {
+  int version = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw InvalidArgument(std::string("ingest message '") + event.id + "': " + kVersionHeader +
+                          " '" + std::string(text) + "' is not a version number");
+  }
+  return version;
+}
+
 bool begins(std::string_view text, std::string_view start) {
   return text.size() >= start.size() && text.compare(0, start.size(), start) == 0;
 }
@@ -63,7 +74,7 @@ std::string prefix_problem(const Names& names) {
 void message_headers(const Event& event, std::vector<HeaderView>& headers,
                      std::deque<std::string>& texts) {
   headers.clear();
-  headers.reserve(event.headers.size() + 5);
+  headers.reserve(event.headers.size() + 6);
   for (const auto& [name, value] : event.headers) headers.emplace_back(name, value);
   headers.emplace_back(kTopicHeader, event.topic);
   if (!event.key.empty()) headers.emplace_back(kKeyHeader, event.key);
@@ -74,6 +85,10 @@ void message_headers(const Event& event, std::vector<HeaderView>& headers,
   }
   texts.push_back(std::to_string(event.created_at.time_since_epoch().count()));
   headers.emplace_back(kCreatedAtHeader, texts.back());
+  if (event.version != 1) {
+    texts.push_back(std::to_string(event.version));
+    headers.emplace_back(kVersionHeader, texts.back());
+  }
 }
 
 std::string header_problem(const std::vector<HeaderView>& headers) {
@@ -115,8 +130,10 @@ void event_from_message(natsMsg* message, NewEvent& event) {
   event.dedup_key.clear();
   event.not_before.reset();
   event.created_at.reset();
+  event.version = 1;
   const char* not_before = nullptr;
   const char* created_at = nullptr;
+  const char* version = nullptr;
   // The event's own headers are assigned into the nodes `event` has already, which a stream of
   // events with the same header names all reuse; the names not seen again are erased at the end.
   std::size_t own_headers = 0;
@@ -159,6 +176,8 @@ void event_from_message(natsMsg* message, NewEvent& event) {
       not_before = value;
     } else if (std::strcmp(name, kCreatedAtHeader) == 0) {
       created_at = value;
+    } else if (std::strcmp(name, kVersionHeader) == 0) {
+      version = value;
     } else if (!has_reserved_prefix(name)) {
       ++own_headers;
       auto [header, added] = event.headers.try_emplace(name, value);
@@ -185,5 +204,6 @@ void event_from_message(natsMsg* message, NewEvent& event) {
   if (created_at != nullptr && *created_at != '\0') {
     event.created_at = header_time(event, kCreatedAtHeader, created_at);
   }
+  if (version != nullptr) event.version = header_version(event, version);
 }
 }  // namespace sluice::nats

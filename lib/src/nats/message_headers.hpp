@@ -1,6 +1,6 @@
 // How an event travels as a NATS message: its ID as Nats-Msg-Id, its payload as the body, its
-// topic, key and dedup key in Sluice-* headers and its own headers as NATS headers of the same
-// name.
+// topic, key, dedup key and version in Sluice-* headers and its own headers as NATS headers of the
+// same name.
 #pragma once
 
 #include <nats/nats.h>
@@ -21,6 +21,8 @@ inline constexpr const char* kKeyHeader = "Sluice-Key";
 inline constexpr const char* kDedupKeyHeader = "Sluice-Dedup-Key";
 inline constexpr const char* kNotBeforeHeader = "Sluice-Not-Before";
 inline constexpr const char* kCreatedAtHeader = "Sluice-Created-At";
+// Sent for a version other than 1: a message without it (as an older relay sends) is version 1.
+inline constexpr const char* kVersionHeader = "Sluice-Version";
 
 // Makes `headers` the NATS headers carrying `event` (Nats-Msg-Id is set by the publisher), as
 // views of its strings; a vector kept from one message to the next keeps its capacity. A value
