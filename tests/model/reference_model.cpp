@@ -239,13 +239,21 @@ std::vector<Scripted> ReferenceModel::on_throttled_call(
   // An ordered consumer's later events of a key in the call are held back behind the first
   // (blocked), as after any other outcome but a success: only the first of each key counts.
   std::set<std::string> keys;
-  for (const ModelEvent* event : events) {
+  for (ModelEvent* event : events) {
     if (config_.consumer(consumer).ordered && !event->key.empty() &&
         !keys.insert(event->key).second) {
       continue;
     }
     ++totals_[consumer].throttled;
+    // Given back due at once (the pause holds it, not its row): a wait of nothing that began
+    // now, which a clock set back below now starts anew from there.
+    Pair& pair = event->pairs.at(consumer);
+    if (pair.state == PairState::kPending) {
+      pair.earliest = pair.latest = now;
+      pair.scheduled_at = now;
+    }
   }
+  release_claimed(consumer, now);
   Scripted throttle{Action::kThrottle, delay, reason, batch, false};
   return std::vector<Scripted>(ns.size(), throttle);
 }
@@ -302,6 +310,16 @@ bool ReferenceModel::take_probe(const std::string& consumer, TimePoint now) {
   return true;
 }
 
+void ReferenceModel::release_claimed(const std::string& consumer, TimePoint now) {
+  for (auto& [_, event] : events_) {
+    const auto pair = event.pairs.find(consumer);
+    if (pair != event.pairs.end() && pair->second.state == PairState::kPending &&
+        pair->second.earliest <= now) {
+      pair->second.earliest = TimePoint::min();
+    }
+  }
+}
+
 void ReferenceModel::settle_breaker(const std::string& consumer, bool probe, bool success,
                                     long long trailing, TimePoint now) {
   const std::optional<Breaker>& breaker = config_.consumer(consumer).breaker;
@@ -323,6 +341,7 @@ void ReferenceModel::settle_breaker(const std::string& consumer, bool probe, boo
   b.open_until = now + b.open_for;
   b.probe = false;
   ++breaker_openings_;
+  release_claimed(consumer, now);
 }
 
 bool ReferenceModel::paused_at(const std::string& consumer, TimePoint now) const {

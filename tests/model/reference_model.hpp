@@ -223,6 +223,12 @@ class ReferenceModel {
   void settle_breaker(const std::string& consumer, bool probe, bool success, long long trailing,
                       TimePoint now);
 
+  // `consumer` paused (throttled, or its breaker opened) at `now` with a claim in hand: the
+  // events of the claim not handed over go back due at once, whatever the clock reads after
+  // (even set back below their retry's end). The model does not know which were claimed: any
+  // due at `now` may run from then on.
+  void release_claimed(const std::string& consumer, TimePoint now);
+
   // The judgement of on_calls for a call of `consumer` for `events`, appended to `out`.
   void judge_calls(const std::string& consumer, const std::vector<ModelEvent*>& events,
                    int engine_attempt, TimePoint now, std::vector<Violation>& out) const;
