@@ -100,7 +100,8 @@ Json consumer_state_json(const ConsumerStats& s) {
               {"topics", s.topics},
               {"paused", s.paused},
               {"pause", pause_json(s)},
-              {"throttled_total", s.throttled_total}};
+              {"throttled_total", s.throttled_total},
+              {"breaker", s.breaker}};
 }
 
 const ConsumerStats& find_consumer_stats(const std::vector<ConsumerStats>& all,
@@ -118,10 +119,11 @@ void add_consumer_list(CLI::App& consumer, std::shared_ptr<Session> session) {
   command->footer(
       "STATE is running or paused; a paused consumer's row says since when, until when\n"
       "('resumed': until `consumer resume`), by whom (operator, throttle) and why.\n"
+      "BREAKER is its circuit breaker: off (none), closed, open or half-open.\n"
       "Example:\n  sluice --db app.db consumer list --json");
   command->add_flag("--json", *json,
                     "Print [{consumer, topics, paused, pause: {since, until, by, note} or null, "
-                    "throttled_total}]");
+                    "throttled_total, breaker}]");
   command->callback([session, json]() {
     SQLite::Database db = session->open_read_only();
     const std::vector<ConsumerStats> all = consumer_stats(db, session->options());
@@ -131,15 +133,17 @@ void add_consumer_list(CLI::App& consumer, std::shared_ptr<Session> session) {
       return print_json(std::cout, rows);
     }
     const Style style = session->style();
-    Table table({"CONSUMER", "TOPICS", "STATE", "SINCE", "UNTIL", "BY", "NOTE"});
+    Table table({"CONSUMER", "TOPICS", "STATE", "SINCE", "UNTIL", "BY", "NOTE", "BREAKER"});
     for (const ConsumerStats& s : all) {
-      table.add_row({printable(s.consumer), printable(join(s.topics)),
-                     s.paused ? style.yellow("paused") : "running",
-                     s.paused ? format_time(s.paused_since) : "",
-                     !s.paused        ? ""
-                     : s.paused_until ? format_time(*s.paused_until)
-                                      : "resumed",
-                     s.paused ? s.paused_by : "", s.paused ? printable(s.pause_note) : ""});
+      table.add_row(
+          {printable(s.consumer), printable(join(s.topics)),
+           s.paused ? style.yellow("paused") : "running",
+           s.paused ? format_time(s.paused_since) : "",
+           !s.paused        ? ""
+           : s.paused_until ? format_time(*s.paused_until)
+                            : "resumed",
+           s.paused ? s.paused_by : "", s.paused ? printable(s.pause_note) : "",
+           s.breaker == "open" || s.breaker == "half-open" ? style.yellow(s.breaker) : s.breaker});
     }
     table.print(std::cout, style);
     if (all.empty()) std::cout << "(no consumers yet)\n";

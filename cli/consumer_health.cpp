@@ -59,6 +59,19 @@ std::vector<ConsumerHealth> consumer_health(const std::vector<ConsumerStats>& st
                                                ", over --max-pause " +
                                                format_duration(limits.max_pause)});
     }
+    // An open breaker is the consumer shielding itself from an outage: working as designed,
+    // but the operator should know that something it calls is down.
+    if (s.breaker == "open" || s.breaker == "half-open") {
+      health.findings.push_back(
+          {"breaker",
+           "consumer " + s.consumer + ": circuit breaker " + s.breaker +
+               (s.breaker_open_until ? (*s.breaker_open_until > now ? " until " : " since ") +
+                                           format_time(*s.breaker_open_until)
+                                     : std::string()) +
+               " after " + std::to_string(s.breaker_failures) +
+               " transient failure(s) in a row (cool-down " + format_duration(s.breaker_cool_down) +
+               ")"});
+    }
     // A paused consumer's due work waits for its resume, not for a worker.
     if (s.due > 0 && !s.paused && health.live_workers == 0 && !health.maybe_live_worker) {
       health.findings.push_back({"stuck", "consumer " + s.consumer + ": " + std::to_string(s.due) +

@@ -23,7 +23,7 @@ struct HealthLimits {
 };
 
 // One rule broken: `check` names the check it belongs to ("stuck", "lag", "claim_age",
-// "paused").
+// "paused", "breaker").
 struct HealthFinding {
   std::string check;
   std::string detail;
@@ -44,8 +44,8 @@ struct ConsumerHealth {
 
 // Per consumer of `stats` (in its order), the verdict at `now`: a warning for due work with no
 // live worker (unless paused), for a lag over limits.max_lag, for a claim held longer than
-// limits.max_claim_age, and for a pause in force longer than limits.max_pause. Reads nothing: the
-// caller reads stats, workers and claims.
+// limits.max_claim_age, for a pause in force longer than limits.max_pause, and for a circuit
+// breaker open or half-open. Reads nothing: the caller reads stats, workers and claims.
 std::vector<ConsumerHealth> consumer_health(const std::vector<ConsumerStats>& stats,
                                             const std::vector<WorkerStatus>& workers,
                                             const std::vector<HeldClaim>& claims,

@@ -138,7 +138,7 @@ std::vector<CheckResult> check_counts(const std::vector<ConsumerStats>& stats) {
                                         " key(s) held back by a dead letter: " + parked_by}};
 }
 
-// The consumer rules (consumer_health.hpp) as four checks, each naming every consumer that
+// The consumer rules (consumer_health.hpp) as five checks, each naming every consumer that
 // breaks it.
 std::vector<CheckResult> check_consumers(const std::vector<ConsumerHealth>& health,
                                          const HealthLimits& limits) {
@@ -153,6 +153,7 @@ std::vector<CheckResult> check_consumers(const std::vector<ConsumerHealth>& heal
                         format_duration(limits.max_claim_age)},
       {"paused",
        "no consumer has been paused longer than --max-pause " + format_duration(limits.max_pause)},
+      {"breaker", "no consumer's circuit breaker is open"},
   };
   std::vector<CheckResult> results;
   for (const Rule& rule : rules) {

@@ -470,7 +470,8 @@ TEST_CASE("check says healthy with exit 0 and warns with exit 1, naming each che
   for (const auto& c : report["checks"]) names.push_back(c["name"]);
   CHECK(names == std::vector<std::string>{"integrity", "schema", "dedup_horizon", "expired_claims",
                                           "dead_letters", "parked_keys", "stuck", "lag",
-                                          "claim_age", "paused", "retention", "no_handler"});
+                                          "claim_age", "paused", "breaker", "retention",
+                                          "no_handler"});
 
   f.enqueue_order(2, true, "customer-9");
   f.deliver(true);

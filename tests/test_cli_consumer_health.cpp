@@ -114,3 +114,27 @@ TEST_CASE("a claim holding its batch past --max-claim-age is a finding, naming i
   claim.since = kNow - minutes(9);
   CHECK(consumer_health({stats}, {}, {claim}, {}, kNow)[0].findings.empty());
 }
+
+TEST_CASE("an open or half-open circuit breaker is a finding, naming until when and why") {
+  ConsumerStats stats;
+  stats.consumer = "email";
+  stats.breaker = "closed";
+  CHECK(consumer_health({stats}, {}, {}, {}, kNow)[0].findings.empty());
+  stats.breaker = "open";
+  stats.breaker_failures = 5;
+  stats.breaker_open_until = kNow + minutes(1);
+  stats.breaker_cool_down = minutes(1);
+  auto all = consumer_health({stats}, {}, {}, {}, kNow);
+  CHECK(checks_of(all[0]) == std::vector<std::string>{"breaker"});
+  CHECK(all[0].severity == Severity::kWarning);
+  CHECK(all[0].findings[0].detail ==
+        "consumer email: circuit breaker open until 2027-01-15T08:01:00.000Z after 5 transient "
+        "failure(s) in a row (cool-down 1m)");
+  stats.breaker = "half-open";
+  stats.breaker_open_until = kNow - minutes(1);
+  all = consumer_health({stats}, {}, {}, {}, kNow);
+  CHECK(
+      all[0].findings[0].detail ==
+      "consumer email: circuit breaker half-open since 2027-01-15T07:59:00.000Z after 5 transient "
+      "failure(s) in a row (cool-down 1m)");
+}

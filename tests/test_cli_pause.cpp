@@ -1,5 +1,6 @@
 // Operators pause and resume a consumer from the command line: `consumer pause|resume|list`,
-// with stats, check and the audit log showing it.
+// with stats, check and the audit log showing it; and a consumer that paused itself, its circuit
+// breaker open, shown the same way.
 #include <doctest/doctest.h>
 
 #include "support/cli_fixture.hpp"
@@ -85,5 +86,33 @@ TEST_CASE("check warns about a consumer paused longer than --max-pause") {
   const auto warned = f.sluice({"check", "--max-pause", "0s"});
   CHECK(warned.exit_code == 1);
   CHECK(warned.out.find("paused          warning  consumer mailer: paused since") !=
+        std::string::npos);
+}
+
+TEST_CASE("check and consumer list show a consumer whose circuit breaker is open") {
+  CliFixture f;
+  f.init();
+  for (int i = 0; i < 3; ++i) f.enqueue_order(i);
+  {
+    sluice::Worker worker(f.db_path, f.options());
+    sluice::ConsumerOptions options;
+    options.mode = sluice::DeliveryMode::kOutsideTransaction;
+    options.breaker = sluice::Breaker{
+        .failures = 2, .cool_down = std::chrono::hours(1), .max_cool_down = std::chrono::hours(2)};
+    options.start_from = sluice::StartFrom::kOldest;
+    worker.subscribe(
+        "mailer", "order.placed",
+        [](const sluice::Event&, sluice::Context& ctx) { ctx.retry("mail API down"); }, options);
+    worker.run_until_idle();
+  }
+  const json list = f.json({"consumer", "list"});
+  REQUIRE(list.size() == 1);
+  CHECK(list[0]["breaker"] == "open");
+  CHECK(f.sluice({"consumer", "list"}).out.find("open") != std::string::npos);
+  const auto checked = f.sluice({"check"});
+  CHECK(checked.exit_code == 1);
+  CHECK(checked.out.find("breaker         warning  consumer mailer: circuit breaker open until ") !=
+        std::string::npos);
+  CHECK(checked.out.find("after 2 transient failure(s) in a row (cool-down 1h)") !=
         std::string::npos);
 }
