@@ -305,6 +305,8 @@ void add_show(CLI::App& dlq, std::shared_ptr<Session> session) {
                 << "error        " << printable(d.last_error) << '\n'
                 << "fingerprint  " << printable(error_fingerprint(d.last_error)) << '\n';
     }
+    if (const std::string trace = trace_id(event); !trace.empty())
+      std::cout << "trace        " << trace << '\n';
     std::cout << style.bold("payload") << '\n' << pretty_payload(event) << '\n';
     if (!attempts.empty()) {
       std::cout << style.bold("attempts") << '\n';

@@ -23,8 +23,15 @@ Json event_json(const Event& event) {
               {"dedup_key", event.dedup_key},
               {"created_at", format_time(event.created_at)},
               {"not_before", time_json(event.not_before)},
+              {"trace_id", trace_id(event).empty() ? Json(nullptr) : Json(trace_id(event))},
               {"headers", headers},
               {"payload", payload}};
+}
+
+std::string trace_id(const Event& event) {
+  // "00-<trace id>-<parent id>-<flags>", validated wherever it entered the file.
+  const std::optional<std::string> parent = event.trace_context();
+  return parent && parent->size() >= 35 ? parent->substr(3, 32) : std::string();
 }
 
 Json delivery_json(const DeliveryStatus& status) {

@@ -18,8 +18,13 @@ namespace sluice::cli {
 // Keeps fields in the documented order.
 using Json = nlohmann::ordered_json;
 
-// seq, id, topic, key, dedup_key, created_at, not_before, headers, payload (parsed JSON).
+// seq, id, topic, version, key, dedup_key, created_at, not_before, trace_id (null without a
+// traceparent), headers, payload (parsed JSON).
 Json event_json(const Event& event);
+
+// The trace ID of the event's W3C traceparent (the 32 hex digits a tracing UI searches by), or
+// empty when it carries none.
+std::string trace_id(const Event& event);
 // consumer, state, attempts, next_attempt_at, delivered_at, last_error.
 Json delivery_json(const DeliveryStatus& status);
 // consumer, attempt, at, outcome, error.

@@ -49,6 +49,8 @@ void print_event(const Event& event, const std::vector<DeliveryStatus>& deliveri
   }
   std::cout << "created     " << format_time(event.created_at) << '\n';
   if (event.not_before) std::cout << "not before  " << format_time(*event.not_before) << '\n';
+  if (const std::string trace = trace_id(event); !trace.empty())
+    std::cout << "trace       " << trace << '\n';
   if (!event.headers.empty()) {
     std::cout << style.bold("headers") << '\n';
     for (const auto& [name, value] : event.headers)

@@ -517,3 +517,25 @@ TEST_CASE("colour only on a terminal, and never with NO_COLOR set") {
   CHECK(plain.out.find("\x1b[") == std::string::npos);
   CHECK(f.sluice({"stats"}).out.find("\x1b[") == std::string::npos);
 }
+
+TEST_CASE("show, dlq show and --json name the trace ID of an event's traceparent") {
+  CliFixture f;
+  f.init();
+  const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const std::string id =
+      f.sluice({"enqueue", "--topic", "order.placed", "--payload", "{\"order\":1,\"fail\":true}",
+                "--header", "traceparent=00-" + trace + "-00f067aa0ba902b7-01"})
+          .out;
+  const std::string plain =
+      f.sluice({"enqueue", "--topic", "order.placed", "--payload", "{\"order\":2}"}).out;
+  const std::string traced_id = id.substr(0, id.size() - 1);
+  CHECK(f.sluice({"show", traced_id}).out.find("trace       " + trace + "\n") != std::string::npos);
+  CHECK(f.json({"show", traced_id})["event"]["trace_id"] == trace);
+  CHECK(f.json({"show", plain.substr(0, plain.size() - 1)})["event"]["trace_id"].is_null());
+  CHECK(f.sluice({"show", plain.substr(0, plain.size() - 1)}).out.find("trace ") ==
+        std::string::npos);
+  f.deliver();
+  CHECK(f.sluice({"dlq", "show", traced_id}).out.find("trace        " + trace + "\n") !=
+        std::string::npos);
+  CHECK(f.json({"dlq", "show", traced_id})["event"]["trace_id"] == trace);
+}
