@@ -14,9 +14,9 @@ void guarded_call(Call&& call) noexcept {
 
 }  // namespace
 
-AttemptTrace::AttemptTrace(const std::shared_ptr<Tracer>& tracer, const std::string& consumer,
-                           const Event& event, int attempt)
-    : tracer_(tracer.get()) {
+AttemptTrace::AttemptTrace(Tracer* tracer, const std::string& consumer, const Event& event,
+                           int attempt)
+    : tracer_(tracer) {
   if (tracer_ == nullptr) return;
   attempt_.emplace();
   attempt_->event_ids.push_back(event.id);
@@ -24,9 +24,9 @@ AttemptTrace::AttemptTrace(const std::shared_ptr<Tracer>& tracer, const std::str
   start(consumer, event, attempt);
 }
 
-AttemptTrace::AttemptTrace(const std::shared_ptr<Tracer>& tracer, const std::string& consumer,
+AttemptTrace::AttemptTrace(Tracer* tracer, const std::string& consumer,
                            const std::vector<Event>& events, int attempt)
-    : tracer_(events.empty() ? nullptr : tracer.get()) {
+    : tracer_(events.empty() ? nullptr : tracer) {
   if (tracer_ == nullptr) return;
   attempt_.emplace();
   for (const Event& event : events) {

@@ -16,10 +16,9 @@ class AttemptTrace {
  public:
   // Tells `tracer` (nothing when null) that `consumer`'s handler is about to be called with
   // `event`, or a batch handler with `events`, at `attempt`.
-  AttemptTrace(const std::shared_ptr<Tracer>& tracer, const std::string& consumer,
-               const Event& event, int attempt);
-  AttemptTrace(const std::shared_ptr<Tracer>& tracer, const std::string& consumer,
-               const std::vector<Event>& events, int attempt);
+  AttemptTrace(Tracer* tracer, const std::string& consumer, const Event& event, int attempt);
+  AttemptTrace(Tracer* tracer, const std::string& consumer, const std::vector<Event>& events,
+               int attempt);
   // Ends an attempt end() was not given: the delivery was interrupted (a retry outcome).
   ~AttemptTrace();
   AttemptTrace(const AttemptTrace&) = delete;
@@ -27,7 +26,10 @@ class AttemptTrace {
 
   // Tells the tracer the handler's outcome for each event, in order.
   void end(const std::vector<Outcome>& outcomes);
-  void end(const Outcome& outcome) { end(std::vector<Outcome>{outcome}); }
+  // Without a tracer, nothing is copied: this runs on every handler call.
+  void end(const Outcome& outcome) {
+    if (tracer_ != nullptr) end(std::vector<Outcome>{outcome});
+  }
 
  private:
   void start(const std::string& consumer, const Event& first, int attempt);

@@ -957,7 +957,7 @@ void Deliverer::handle_in_transaction(ConsumerSpec& spec, Claim& claim, bool fir
   {
     HandlerContext context(spec.name, item.attempt, &db_, &outbox());
     SLUICE_CRASH_POINT("handler-before-write");
-    AttemptTrace trace(options_.tracer, spec.name, event, item.attempt);
+    AttemptTrace trace(options_.tracer.get(), spec.name, event, item.attempt);
     outcome = call_handler(handler->second, event, context, guard_);
     trace.end(outcome);
     // What it wrote (a replay, say) commits at this connection's level, unseen by the data
@@ -1134,7 +1134,7 @@ Deliverer::OutsideGroup Deliverer::prepare_outside(ConsumerSpec& spec, Claim& cl
   group.end = start + 1;
   group.consumer = spec.name;
   group.attempt = claim.items[start].attempt;
-  group.tracer = options_.tracer;
+  group.tracer = options_.tracer.get();
   const std::string& topic = claim.items[start].event.topic;
   // A batch handler takes the following items of its topics, half a claim at most, so that one
   // half can be handled while the other commits; a plain handler takes one item. A batch ending

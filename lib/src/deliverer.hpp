@@ -280,8 +280,10 @@ class Deliverer {
     const Handler* handler = nullptr;
     std::string consumer;
     int attempt = 1;
-    std::shared_ptr<Tracer> tracer;  // Options::tracer: run_outside may run on another thread
-    std::vector<Event> batch;        // the items handed to the handler
+    // Options::tracer (owned by options_, which outlives every group): run_outside may run on
+    // another thread, which has no access to options_.
+    Tracer* tracer = nullptr;
+    std::vector<Event> batch;  // the items handed to the handler
     std::vector<std::size_t> batch_index;
     std::vector<Outcome> outcomes;  // one per item; done for an item seen already
     // Per item, the reason it is held back instead of its outcome applied ("blocked" behind a
