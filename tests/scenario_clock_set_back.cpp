@@ -45,3 +45,30 @@ TEST_CASE("after the clock is set back the worker re-anchors once, not on every 
   CHECK(writes.count() <= 1);
   CHECK(count(f.db, "sluice_deliveries", "state = 'pending'") == 1000);
 }
+
+TEST_CASE("a worker that saw the clock while it had nothing to do re-anchors when it is set back") {
+  // A worker of two consumers asks each whether it has work before stepping it. Its reading was
+  // once kept only by a step: one that last stepped a consumer before the clock jumped ahead
+  // (a device's first NTP sync) did not see the clock set back below a later reading, and a
+  // retry another worker scheduled waited its full length after the correction too.
+  Fixture f;
+  int calls = 0;
+  Worker idle(f.db, f.options);
+  idle.subscribe("mailer", "t", [&](const Event&, Context&) { ++calls; });
+  idle.subscribe("billing", "other", [](const Event&, Context&) {});
+  idle.run_until_idle();
+  f.clock->advance(hours(1));
+  f.publish("t");
+  {
+    Worker busy(f.db, f.options);
+    busy.subscribe("mailer", "t",
+                   [&](const Event&, Context& ctx) { ctx.snooze(std::chrono::minutes(10)); });
+    busy.subscribe("billing", "other", [](const Event&, Context&) {});
+    busy.run_until_idle();
+  }
+  idle.run_until_idle();  // sees the clock an hour on, nothing due
+  REQUIRE(calls == 0);
+  f.clock->advance(-std::chrono::minutes(30));
+  idle.run_until_idle();
+  CHECK(calls == 1);
+}

@@ -304,7 +304,11 @@ bool Deliverer::may_step(ConsumerSpec& spec) {
   // The clock set back (or a worker new to the file): step() re-anchors retries, a write.
   if (now < spec.latest_now || spec.latest_now == TimePoint::min()) return true;
   try {
-    return has_work(spec, now);
+    if (has_work(spec, now)) return true;
+    // The reading counts though nothing is stepped: a clock set back below it before the next
+    // step is then seen as set back (a retry scheduled meanwhile by another worker re-anchors).
+    spec.latest_now = now;
+    return false;
   } catch (const ConsumerGone& gone) {
     // As step() does: this consumer stops, the worker's others go on.
     consumer_gone(spec, gone);
