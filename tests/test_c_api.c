@@ -1098,6 +1098,69 @@ static int reentrant_handler(void* user_data, const sluice_event* event, sqlite3
   return SLUICE_DONE;
 }
 
+static void test_breaker_through_subscribe_v2(void) {
+  char* error = NULL;
+  sluice_harness* h = NULL;
+  CHECK_OK(sluice_harness_open(":memory:", &h, &error), error);
+  CHECK_OK(sluice_harness_set_time(h, 1772355600000, &error), error);
+  Script script;
+  script_init(&script, SLUICE_RETRY);
+  script.error = "mail API down";
+  sluice_consumer_options_v2 options = sluice_consumer_defaults_v2();
+  CHECK(options.breaker_failures == 0 && options.breaker_cool_down_ms == 30000 &&
+        options.breaker_max_cool_down_ms == 600000);
+  options.base.outside_transaction = 1;
+  options.breaker_failures = 2;
+  options.breaker_cool_down_ms = 60000;
+  options.breaker_max_cool_down_ms = 50000;
+  CHECK(sluice_harness_subscribe_v2(h, "mailer", "order.placed", scripted_handler, &script,
+                                    &options, &error) == SLUICE_INVALID);
+  CHECK(error != NULL && strstr(error, "max_cool_down") != NULL);
+  sluice_free(error);
+  error = NULL;
+  options.breaker_max_cool_down_ms = 600000;
+  CHECK_OK(sluice_harness_subscribe_v2(h, "mailer", "order.placed", scripted_handler, &script,
+                                       &options, &error),
+           error);
+  for (int i = 0; i < 4; ++i) {
+    sluice_new_event event = {.topic = "order.placed"};
+    sluice_enqueued enqueued = {0};
+    CHECK_OK(sluice_harness_enqueue(h, &event, &enqueued, &error), error);
+  }
+  sluice_drain_result drained = {0};
+  CHECK_OK(sluice_harness_drain(h, &drained, &error), error);
+  /* Two failures open it; the other two events go back uncalled. */
+  CHECK(script.calls == 2 && drained.retried == 2);
+  CHECK_OK(sluice_harness_set_time(h, 1772355600000 + 59000, &error), error);
+  CHECK_OK(sluice_harness_drain(h, &drained, &error), error);
+  CHECK(script.calls == 2);
+  /* The cool-down over: one probe, which fails and opens it again for twice as long. */
+  CHECK_OK(sluice_harness_set_time(h, 1772355600000 + 61000, &error), error);
+  CHECK_OK(sluice_harness_drain(h, &drained, &error), error);
+  CHECK(script.calls == 3);
+  CHECK_OK(sluice_harness_set_time(h, 1772355600000 + 61000 + 119000, &error), error);
+  CHECK_OK(sluice_harness_drain(h, &drained, &error), error);
+  CHECK(script.calls == 3);
+  /* The outage over: the probe succeeds, the breaker closes, the rest go through. */
+  script.outcome = SLUICE_DONE;
+  CHECK_OK(sluice_harness_set_time(h, 1772355600000 + 61000 + 121000, &error), error);
+  CHECK_OK(sluice_harness_drain(h, &drained, &error), error);
+  CHECK(script.calls == 7 && drained.delivered == 4 && drained.dead_lettered == 0);
+  /* One consumer, one set of options: a subscription without the breaker is refused, naming
+     it; one in another mode too. */
+  sluice_consumer_options without = options.base;
+  CHECK(sluice_harness_subscribe(h, "mailer", "order.paid", scripted_handler, &script, &without,
+                                 &error) == SLUICE_INVALID);
+  CHECK(error != NULL && strstr(error, "breaker") != NULL);
+  sluice_free(error);
+  error = NULL;
+  CHECK(sluice_harness_subscribe(h, "mailer", "order.paid", scripted_handler, &script, NULL,
+                                 &error) == SLUICE_INVALID);
+  CHECK(error != NULL && strstr(error, "mode outside-transaction here before") != NULL);
+  sluice_free(error);
+  sluice_harness_close(h);
+}
+
 static void test_harness_refuses_bad_input_naming_it(void) {
   char* error = NULL;
   sluice_harness* h = NULL;
@@ -1181,6 +1244,7 @@ int main(void) {
   test_metrics_text_is_the_prometheus_exposition();
   test_two_threads_on_one_worker_are_refused_not_interleaved();
   test_harness_delivers_on_memory_by_its_manual_clock();
+  test_breaker_through_subscribe_v2();
   test_harness_refuses_bad_input_naming_it();
   test_harness_on_a_file_leaves_it_to_look_at();
 

@@ -56,8 +56,23 @@ constexpr auto kFirstPublishPause = std::chrono::microseconds(62);
 constexpr auto kPublishPatience = std::chrono::milliseconds(127);
 
 // Where each subscription starts (start_from) is the subscription's own, not the consumer's.
-bool same_options(const ConsumerOptions& a, const ConsumerOptions& b) {
-  return a.mode == b.mode && a.ordered == b.ordered && a.retry.has_value() == b.retry.has_value();
+// What differs between `had` (an earlier subscription of this worker) and `asked`, beyond what
+// the file's record compares; empty when nothing does.
+std::string option_differences(const ConsumerOptions& had, const ConsumerOptions& asked) {
+  std::string out;
+  const auto add = [&out](const std::string& what, const char* was, const char* now) {
+    out += (out.empty() ? "" : ", ") + what + " " + was + " here before, " + now + " now";
+  };
+  const auto mode = [](DeliveryMode m) {
+    return m == DeliveryMode::kInTransaction ? "in-transaction" : "outside-transaction";
+  };
+  if (had.mode != asked.mode) add("mode", mode(had.mode), mode(asked.mode));
+  if (had.ordered != asked.ordered)
+    add("ordered", had.ordered ? "true" : "false", asked.ordered ? "true" : "false");
+  if (had.retry.has_value() != asked.retry.has_value())
+    add("retry policy", had.retry ? "its own" : "the worker's",
+        asked.retry ? "its own" : "the worker's");
+  return out;
 }
 
 }  // namespace
@@ -116,9 +131,10 @@ struct Worker::Impl {
     auto found = std::find_if(consumers.begin(), consumers.end(),
                               [&](const Consumer& c) { return c.spec.name == name; });
     if (found != consumers.end()) {
-      if (!same_options(found->spec.options, consumer_options)) {
+      if (const std::string differ = option_differences(found->spec.options, consumer_options);
+          !differ.empty()) {
         throw InvalidArgument("sluice: subscribe: consumer '" + name +
-                              "' was registered with other options");
+                              "' was registered with other options: " + differ);
       }
       if (found->spec.handlers.count(topic) + found->spec.batch_handlers.count(topic) > 0) {
         throw InvalidArgument("sluice: subscribe: consumer '" + name +

@@ -261,6 +261,28 @@ typedef struct sluice_consumer_options {
 /* The default consumer options, as the fields above document them. Never fails. */
 sluice_consumer_options sluice_consumer_defaults(void);
 
+/* The consumer options of sluice_worker_subscribe_v2: those of sluice_consumer_options, and a
+   circuit breaker (the C++ Breaker): after `breaker_failures` transient failures in a row
+   (SLUICE_RETRY; not SLUICE_PERMANENT, snoozes or throttles), in any process of the consumer, no
+   event goes to its handler for `breaker_cool_down_ms`; then one does (the probe): its success
+   closes the breaker, its failure opens it again for twice as long, at most
+   `breaker_max_cool_down_ms`. A failed probe spends no attempt. Like the others, the breaker is
+   recorded with the consumer: every subscription of it asks for the same one. */
+typedef struct sluice_consumer_options_v2 {
+  sluice_consumer_options base;
+  /* 0 (default): no breaker; else >= 1. */
+  int breaker_failures;
+  /* Default 30000, > 0. */
+  int64_t breaker_cool_down_ms;
+  /* Default 600000, >= breaker_cool_down_ms. */
+  int64_t breaker_max_cool_down_ms;
+} sluice_consumer_options_v2;
+
+/* The defaults of sluice_consumer_options_v2: sluice_consumer_defaults() and no breaker (with
+   the breaker's other fields at their defaults, for a caller that sets only breaker_failures).
+   Never fails. */
+sluice_consumer_options_v2 sluice_consumer_defaults_v2(void);
+
 /* Opens a worker with its own connection to `path` (created and migrated if needed; not
    ":memory:": a test delivers on one with sluice_harness_open). On success *worker is a new
    handle, closed with sluice_worker_close(). Errors: SLUICE_INVALID (NULL, ":memory:" or ""),
@@ -278,6 +300,13 @@ int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg);
 int sluice_worker_subscribe(sluice_worker* worker, const char* consumer, const char* topic,
                             sluice_handler handler, void* user_data,
                             const sluice_consumer_options* options, char** errmsg);
+
+/* As sluice_worker_subscribe, with the options of version 2 (a circuit breaker). `options` NULL
+   means sluice_consumer_defaults_v2(). Errors: those of sluice_worker_subscribe, and
+   SLUICE_INVALID for breaker fields out of range, naming the field. */
+int sluice_worker_subscribe_v2(sluice_worker* worker, const char* consumer, const char* topic,
+                               sluice_handler handler, void* user_data,
+                               const sluice_consumer_options_v2* options, char** errmsg);
 
 /* What one sluice_worker_run_until_idle call did. */
 typedef struct sluice_drain_result {
@@ -348,6 +377,11 @@ int sluice_harness_set_time(sluice_harness* harness, int64_t now_ms, char** errm
 int sluice_harness_subscribe(sluice_harness* harness, const char* consumer, const char* topic,
                              sluice_handler handler, void* user_data,
                              const sluice_consumer_options* options, char** errmsg);
+
+/* As sluice_worker_subscribe_v2, on the harness's worker. */
+int sluice_harness_subscribe_v2(sluice_harness* harness, const char* consumer, const char* topic,
+                                sluice_handler handler, void* user_data,
+                                const sluice_consumer_options_v2* options, char** errmsg);
 
 /* Enqueues `event` as sluice_enqueue does and commits it at once; fills *result if not NULL
    (free result->id). Errors: those of sluice_enqueue but SLUICE_TRANSACTION. */

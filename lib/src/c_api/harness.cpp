@@ -83,6 +83,24 @@ int sluice_harness_subscribe(sluice_harness* harness, const char* consumer, cons
   });
 }
 
+int sluice_harness_subscribe_v2(sluice_harness* harness, const char* consumer, const char* topic,
+                                sluice_handler handler, void* user_data,
+                                const sluice_consumer_options_v2* options, char** errmsg) {
+  using namespace sluice::c_api;
+  return run(errmsg, [&] {
+    require(harness, "sluice_harness_subscribe_v2: harness is NULL");
+    DatabaseUse use(&harness->db, "sluice_harness_subscribe_v2");
+    require(consumer, "sluice_harness_subscribe_v2: consumer is NULL");
+    require(topic, "sluice_harness_subscribe_v2: topic is NULL");
+    if (handler == nullptr) {
+      throw sluice::InvalidArgument("sluice_harness_subscribe_v2: handler is NULL");
+    }
+    harness->harness.subscribe(
+        consumer, topic, to_handler(handler, user_data),
+        to_consumer_options(options != nullptr ? *options : sluice_consumer_defaults_v2()));
+  });
+}
+
 int sluice_harness_enqueue(sluice_harness* harness, const sluice_new_event* event,
                            sluice_enqueued* result, char** errmsg) {
   using namespace sluice::c_api;

@@ -82,6 +82,16 @@ ConsumerOptions to_consumer_options(const sluice_consumer_options& options) {
           .retry = retry};
 }
 
+ConsumerOptions to_consumer_options(const sluice_consumer_options_v2& options) {
+  ConsumerOptions converted = to_consumer_options(options.base);
+  if (options.breaker_failures != 0) {
+    converted.breaker = Breaker{.failures = options.breaker_failures,
+                                .cool_down = Duration(options.breaker_cool_down_ms),
+                                .max_cool_down = Duration(options.breaker_max_cool_down_ms)};
+  }
+  return converted;
+}
+
 Handler to_handler(sluice_handler handler, void* user_data) {
   return [handler, user_data](const Event& event, Context& context) {
     call(handler, user_data, event, context);

@@ -9,6 +9,9 @@ namespace sluice::c_api {
 
 // The ConsumerOptions `options` describe (RetryPolicy's other fields at their defaults).
 ConsumerOptions to_consumer_options(const sluice_consumer_options& options);
+// The same with a circuit breaker (none for breaker_failures 0; its fields checked by the
+// Worker, naming the one out of range).
+ConsumerOptions to_consumer_options(const sluice_consumer_options_v2& options);
 
 // A C++ handler that calls `handler` with `user_data` and does what its result asks of the
 // Context.

@@ -28,6 +28,14 @@ sluice_consumer_options sluice_consumer_defaults(void) {
           .max_backoff_ms = retry.max_backoff.count()};
 }
 
+sluice_consumer_options_v2 sluice_consumer_defaults_v2(void) {
+  const sluice::Breaker breaker;
+  return {.base = sluice_consumer_defaults(),
+          .breaker_failures = 0,
+          .breaker_cool_down_ms = breaker.cool_down.count(),
+          .breaker_max_cool_down_ms = breaker.max_cool_down.count()};
+}
+
 int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg) {
   using namespace sluice::c_api;
   return run(errmsg, [&] {
@@ -55,6 +63,23 @@ int sluice_worker_subscribe(sluice_worker* worker, const char* consumer, const c
       throw sluice::InvalidArgument("sluice_worker_subscribe: handler is NULL");
     const sluice_consumer_options chosen =
         options != nullptr ? *options : sluice_consumer_defaults();
+    worker->worker.subscribe(consumer, topic, to_handler(handler, user_data),
+                             to_consumer_options(chosen));
+  });
+}
+
+int sluice_worker_subscribe_v2(sluice_worker* worker, const char* consumer, const char* topic,
+                               sluice_handler handler, void* user_data,
+                               const sluice_consumer_options_v2* options, char** errmsg) {
+  using namespace sluice::c_api;
+  return run(errmsg, [&] {
+    require(worker, "sluice_worker_subscribe_v2: worker is NULL");
+    require(consumer, "sluice_worker_subscribe_v2: consumer is NULL");
+    require(topic, "sluice_worker_subscribe_v2: topic is NULL");
+    if (handler == nullptr)
+      throw sluice::InvalidArgument("sluice_worker_subscribe_v2: handler is NULL");
+    const sluice_consumer_options_v2 chosen =
+        options != nullptr ? *options : sluice_consumer_defaults_v2();
     worker->worker.subscribe(consumer, topic, to_handler(handler, user_data),
                              to_consumer_options(chosen));
   });
