@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include "attempt_log.hpp"
+#include "breaker_state.hpp"
 #include "consumer_registry.hpp"
 #include "json_string.hpp"
 #include "saturating_time.hpp"
@@ -64,7 +65,8 @@ SqlConsumer::SqlConsumer(SQLite::Database& db, std::string name, std::shared_ptr
 void SqlConsumer::load_spec() {
   SQLite::Statement row(db_,
                         "SELECT id, ordered, max_attempts, initial_backoff_ms, max_backoff_ms, "
-                        "backoff_multiplier, backoff_jitter, backoff_seed FROM sluice_consumers "
+                        "backoff_multiplier, backoff_jitter, backoff_seed, breaker_failures, "
+                        "breaker_cool_down_ms, breaker_max_cool_down_ms FROM sluice_consumers "
                         "WHERE name = ?");
   row.bind(1, name_);
   if (!row.executeStep()) {
@@ -79,6 +81,14 @@ void SqlConsumer::load_spec() {
   // Retried as the consumer's C++ workers retry it: by the policy the file records.
   spec_.retry = recorded_retry_policy(row, 2);
   spec_.options.retry = spec_.retry;
+  // Its breaker, heeded by the claim (none while open, one event while half-open) and moved by
+  // sluice_done and sluice_fail: an SQL claimer of a consumer with one must not go around it.
+  spec_.options.breaker.reset();
+  if (!row.isColumnNull(8)) {
+    spec_.options.breaker =
+        Breaker{row.getColumn(8).getInt(), Duration(row.getColumn(9).getInt64()),
+                Duration(row.getColumn(10).getInt64())};
+  }
   // The engine claims only topics with a handler here: from SQL, every subscribed one. The
   // handlers themselves are never called, the app handles the events.
   spec_.handlers.clear();
@@ -173,6 +183,7 @@ void SqlConsumer::done(const std::string& event_id) {
       throw InvalidArgument("sluice: sluice_done: event '" + event_id + "' was seen by consumer '" +
                             name_ + "' already: roll back this transaction's writes");
     }
+    tally_breaker(true, now);
     if (!item.fresh) {
       // Its history settles into sluice_attempts with the outcome that ended it.
       SQLite::Statement settle(
@@ -208,6 +219,16 @@ std::string SqlConsumer::fail(const std::string& event_id, const std::string& er
     const char* reason = permanent                                  ? "permanent"
                          : item.attempt >= spec_.retry.max_attempts ? "exhausted"
                                                                     : nullptr;
+    if (!permanent && spec_.options.breaker) {
+      tally_breaker(false, now);
+      if (claim_->probe) {
+        // As a worker's failed probe: logged, but no attempt spent; the breaker, open again,
+        // holds the event back however long the outage lasts.
+        write_delivery(item, "pending", item.attempt - 1, now, "retry", error, now, now);
+        drop_claim_if_finished();
+        return std::string("pending");
+      }
+    }
     if (reason != nullptr) {
       write_delivery(item, "dead", item.attempt, now, reason, error, now, now);
       drop_claim_if_finished();
@@ -272,6 +293,16 @@ int SqlConsumer::release() {
   });
   claim_.reset();
   return released;
+}
+
+void SqlConsumer::tally_breaker(bool success, TimePoint now) {
+  if (!spec_.options.breaker) return;
+  BreakerTally tally;
+  tally.success = success;
+  tally.trailing_failures = success ? 0 : 1;
+  tally.probe = claim_->probe;
+  tally.before = read_breaker_state(db_, spec_.id);
+  write_breaker_state(db_, spec_.id, name_, *spec_.options.breaker, tally, now, *options_);
 }
 
 void SqlConsumer::drop_claim_if_finished() {

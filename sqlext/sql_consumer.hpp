@@ -63,6 +63,10 @@ class SqlConsumer {
   // Throws InvalidArgument, for `operation`, unless this connection still holds its claim (it
   // may have been recovered meanwhile: claim_book.hpp).
   void check_held(const char* operation);
+  // Moves the circuit breaker a C++ or C worker recorded for the consumer (none: nothing) by one
+  // outcome, a success or a transient failure, in the calling transaction, as a worker's
+  // commit of that outcome would.
+  void tally_breaker(bool success, TimePoint now);
   // Ends the claim row once no item is left; in the calling transaction.
   void drop_claim_if_finished();
   void write_delivery(const ClaimedItem& item, const char* state, int attempts,

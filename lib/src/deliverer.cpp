@@ -516,8 +516,9 @@ Deliverer::ClaimStart Deliverer::read_claim_start(const ConsumerSpec& spec) {
                            ? TimePoint::max()
                            : TimePoint(Duration(claim_start_.getColumn(4).getInt64()));
   }
-  // Only a deliverer that counts the breaker's failures heeds it (not yet an SQL claimer): one
-  // that only probed would keep it open for good.
+  // Only a deliverer that counts the breaker's failures heeds it (a worker's, or an SQL
+  // claimer's, whose sluice_done and sluice_fail count them): one that only probed would keep it
+  // open for good.
   if (spec.options.breaker && !claim_start_.isColumnNull(5))
     start.breaker_until = TimePoint(Duration(claim_start_.getColumn(5).getInt64()));
   rewind(claim_start_);

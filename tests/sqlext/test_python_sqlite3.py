@@ -459,6 +459,45 @@ def a_consumer_sleeps_in_sluice_wait_until_work_arrives(ext, tmp):
     consumer.close()
 
 
+def a_breaker_a_worker_recorded_holds_sql_claims_too(ext, tmp):
+    con = connect(os.path.join(tmp, "breaker.db"), ext)
+    scalar(con, "SELECT sluice_init()")
+    scalar(con, "SELECT sluice_clock_set(1800000000000)")
+    scalar(con, "SELECT sluice_subscribe('mailer', 't')")
+    # As a C++ or C worker records ConsumerOptions::breaker: 2 failures in a row, a minute.
+    con.execute("UPDATE sluice_consumers SET breaker_failures = 2, breaker_cool_down_ms = 60000, "
+                "breaker_max_cool_down_ms = 600000 WHERE name = 'mailer'")
+    for _ in range(4):
+        scalar(con, "SELECT sluice_enqueue('t', '{}')")
+    claimed = json.loads(scalar(con, "SELECT sluice_claim('mailer', 2)"))
+    assert len(claimed) == 2, claimed
+    for event in claimed:
+        assert scalar(con, "SELECT sluice_fail('mailer', ?, 'mail API down')",
+                      (event["id"],)) == "pending"
+    assert json.loads(scalar(con, "SELECT sluice_claim('mailer')")) == []  # open
+    scalar(con, "SELECT sluice_clock_advance(61000)")
+    probe = json.loads(scalar(con, "SELECT sluice_claim('mailer')"))
+    assert len(probe) == 1, probe  # half-open: one event goes through
+    assert scalar(con, "SELECT sluice_fail('mailer', ?, 'still down')", (probe[0]["id"],)) \
+        == "pending"
+    # Open again, for twice the cool-down.
+    scalar(con, "SELECT sluice_clock_advance(119000)")
+    assert json.loads(scalar(con, "SELECT sluice_claim('mailer')")) == []
+    scalar(con, "SELECT sluice_clock_advance(2000)")
+    again = json.loads(scalar(con, "SELECT sluice_claim('mailer')"))
+    assert len(again) == 1, again
+    assert scalar(con, "SELECT sluice_done('mailer', ?)", (again[0]["id"],)) == 1
+    rest = json.loads(scalar(con, "SELECT sluice_claim('mailer')"))  # closed
+    assert len(rest) == 3, rest
+    # The failed probe spent no attempt: claimed again as the same attempt.
+    assert [e["attempt"] for e in rest + again if e["id"] == probe[0]["id"]] \
+        == [probe[0]["attempt"]], (rest, again, probe)
+    for event in rest:
+        scalar(con, "SELECT sluice_done('mailer', ?)", (event["id"],))
+    assert scalar(con, "SELECT count(*) FROM sluice_dead_letters") == 0
+    con.close()
+
+
 def main():
     if sys.argv[1] == "--consume":
         consume(sys.argv[2], sys.argv[3], int(sys.argv[4]))
@@ -482,6 +521,7 @@ def main():
         subscribing_again_keeps_the_recorded_options(ext, tmp)
         not_before_is_milliseconds_or_iso_8601_text(ext, tmp)
         a_consumer_sleeps_in_sluice_wait_until_work_arrives(ext, tmp)
+        a_breaker_a_worker_recorded_holds_sql_claims_too(ext, tmp)
     print("python sqlite3: all passed")
 
 
