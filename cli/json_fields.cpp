@@ -52,19 +52,21 @@ Json attempt_json(const AttemptRecord& attempt) {
 }
 
 Json dead_letter_json(const DeadLetter& dead_letter) {
-  return Json{{"event_id", dead_letter.event_id},
-              {"event_seq", dead_letter.event_seq},
-              {"consumer", dead_letter.consumer},
-              {"topic", dead_letter.topic},
-              {"key", dead_letter.key},
-              {"reason", dead_letter.reason},
-              {"last_error", dead_letter.last_error},
-              {"fingerprint", error_fingerprint(dead_letter.last_error)},
-              {"attempts", dead_letter.attempts},
-              {"first_failed_at", format_time(dead_letter.first_failed_at)},
-              {"last_failed_at", format_time(dead_letter.last_failed_at)},
-              {"discarded", dead_letter.discarded},
-              {"note", dead_letter.note}};
+  return Json{
+      {"event_id", dead_letter.event_id},
+      {"event_seq", dead_letter.event_seq},
+      {"consumer", dead_letter.consumer},
+      {"topic", dead_letter.topic},
+      {"key", dead_letter.key},
+      {"reason", dead_letter.reason},
+      {"last_error", dead_letter.last_error},
+      {"fingerprint", error_fingerprint(dead_letter.last_error)},
+      {"attempts", dead_letter.attempts},
+      {"first_failed_at", format_time(dead_letter.first_failed_at)},
+      {"last_failed_at", format_time(dead_letter.last_failed_at)},
+      {"discarded", dead_letter.discarded},
+      {"note", dead_letter.note},
+      {"trace_id", dead_letter.trace_id.empty() ? Json(nullptr) : Json(dead_letter.trace_id)}};
 }
 
 Json consumer_stats_json(const ConsumerStats& stats) {

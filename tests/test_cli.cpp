@@ -538,4 +538,7 @@ TEST_CASE("show, dlq show and --json name the trace ID of an event's traceparent
   CHECK(f.sluice({"dlq", "show", traced_id}).out.find("trace        " + trace + "\n") !=
         std::string::npos);
   CHECK(f.json({"dlq", "show", traced_id})["event"]["trace_id"] == trace);
+  const auto listed = f.json({"dlq", "list"})["dead_letters"];
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0]["trace_id"] == trace);
 }

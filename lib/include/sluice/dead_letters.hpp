@@ -30,6 +30,8 @@ struct DeadLetter {
   // Set once discarded: the dead letter stays as an audit record with the operator's note.
   bool discarded = false;
   std::string note;
+  // The trace ID of the event's W3C traceparent (its 32 hex digits), empty without one.
+  std::string trace_id;
 };
 
 // Which dead letters an operation applies to. Empty fields match everything.
