@@ -665,7 +665,8 @@ function eventView({event, deliveries = [], attempts = []}) {
           h('dt', {}, 'Key'), h('dd', {class: 'mono'}, event.key || '—'),
           h('dt', {}, 'Dedup key'), h('dd', {class: 'mono'}, event.dedup_key || '—'),
           h('dt', {}, 'Created'), h('dd', {}, timeNode(event.created_at)),
-          h('dt', {}, 'Not before'), h('dd', {}, timeNode(event.not_before)))),
+          h('dt', {}, 'Not before'), h('dd', {}, timeNode(event.not_before)),
+          h('dt', {}, 'Trace'), h('dd', {class: 'mono'}, event.trace_id || '—'))),
       h('div', {class: 'panel'}, h('h2', {}, 'Headers'),
         table(
             ['Name', 'Value'],
