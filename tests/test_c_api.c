@@ -1126,6 +1126,7 @@ static void test_breaker_through_subscribe_v2(void) {
     sluice_new_event event = {.topic = "order.placed"};
     sluice_enqueued enqueued = {0};
     CHECK_OK(sluice_harness_enqueue(h, &event, &enqueued, &error), error);
+    sluice_free(enqueued.id);
   }
   sluice_drain_result drained = {0};
   CHECK_OK(sluice_harness_drain(h, &drained, &error), error);
