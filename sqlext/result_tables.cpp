@@ -29,13 +29,28 @@ Value text_or_null(const std::string& text) { return text.empty() ? Value() : Va
 std::vector<Row> stats_rows(SqlConnection& c) {
   std::vector<Row> rows;
   for (const ConsumerStats& s : consumer_stats(c.db())) {
-    rows.push_back({s.consumer, nlohmann::json(s.topics).dump(), s.pending, s.claimed, s.retrying,
-                    s.dead, s.delivered_total, s.retries_total, s.snoozed_total,
-                    static_cast<std::int64_t>(s.lag.count()), s.parked_keys, s.waiting_for_handler,
+    rows.push_back({s.consumer,
+                    nlohmann::json(s.topics).dump(),
+                    s.pending,
+                    s.claimed,
+                    s.retrying,
+                    s.dead,
+                    s.delivered_total,
+                    s.retries_total,
+                    s.snoozed_total,
+                    static_cast<std::int64_t>(s.lag.count()),
+                    s.parked_keys,
+                    s.waiting_for_handler,
                     static_cast<std::int64_t>(s.paused ? 1 : 0),
                     s.paused_by.empty() ? Value{} : Value{to_millis(s.paused_since)},
                     s.paused_until ? Value{to_millis(*s.paused_until)} : Value{},
-                    text_or_null(s.pause_note), text_or_null(s.paused_by), s.throttled_total});
+                    text_or_null(s.pause_note),
+                    text_or_null(s.paused_by),
+                    s.throttled_total,
+                    s.breaker,
+                    s.breaker_failures,
+                    s.breaker_open_until ? Value{to_millis(*s.breaker_open_until)} : Value{},
+                    static_cast<std::int64_t>(s.breaker_cool_down.count())});
   }
   return rows;
 }
@@ -46,7 +61,8 @@ std::vector<Row> dead_letter_rows(SqlConnection& c) {
     rows.push_back({d.event_id, d.event_seq, d.consumer, d.topic, text_or_null(d.key), d.reason,
                     text_or_null(d.last_error), static_cast<std::int64_t>(d.attempts),
                     to_millis(d.first_failed_at), to_millis(d.last_failed_at),
-                    static_cast<std::int64_t>(d.discarded ? 1 : 0), text_or_null(d.note)});
+                    static_cast<std::int64_t>(d.discarded ? 1 : 0), text_or_null(d.note),
+                    text_or_null(d.trace_id)});
   }
   return rows;
 }
@@ -56,13 +72,14 @@ const TableKind kStats = {
     "retrying INTEGER, dead INTEGER, delivered_total INTEGER, retries_total INTEGER, "
     "snoozed_total INTEGER, lag_ms INTEGER, parked_keys INTEGER, waiting_for_handler INTEGER, "
     "paused INTEGER, paused_since INTEGER, paused_until INTEGER, pause_note TEXT, paused_by TEXT, "
-    "throttled_total INTEGER)",
+    "throttled_total INTEGER, breaker TEXT, breaker_failures INTEGER, breaker_open_until INTEGER, "
+    "breaker_cool_down_ms INTEGER)",
     stats_rows};
 
 const TableKind kDeadLetters = {
     "CREATE TABLE x(event_id TEXT, event_seq INTEGER, consumer TEXT, topic TEXT, key TEXT, "
     "reason TEXT, last_error TEXT, attempts INTEGER, first_failed_at INTEGER, "
-    "last_failed_at INTEGER, discarded INTEGER, note TEXT)",
+    "last_failed_at INTEGER, discarded INTEGER, note TEXT, trace_id TEXT)",
     dead_letter_rows};
 
 struct Table {

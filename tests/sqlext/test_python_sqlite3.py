@@ -180,7 +180,9 @@ def a_failure_is_retried_then_dead_lettered(ext, tmp):
     scalar(con, "SELECT sluice_init()")
     scalar(con, """SELECT sluice_subscribe('c', 't', '{"max_attempts": 2}')""")
     done_id = scalar(con, "SELECT sluice_enqueue('t', '{}')")
-    failing_id = scalar(con, "SELECT sluice_enqueue('t', '{}')")
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    failing_id = scalar(con, "SELECT sluice_enqueue('t', '{}', NULL, NULL, NULL, NULL, ?)",
+                        (json.dumps({"traceparent": f"00-{trace}-00f067aa0ba902b7-01"}),))
     assert len(json.loads(scalar(con, "SELECT sluice_claim('c')"))) == 2
     assert scalar(con, "SELECT sluice_done('c', ?)", (done_id,)) == 1
     expect_error(con, "SELECT sluice_done('c', ?)", (done_id,), ["finished already"])
@@ -200,6 +202,7 @@ def a_failure_is_retried_then_dead_lettered(ext, tmp):
     assert scalar(con, "SELECT sluice_fail('c', ?, 'timeout again')", (failing_id,)) == "dead"
     assert con.execute("SELECT event_id, reason, last_error, attempts FROM sluice_dead_letters"
                        ).fetchall() == [(failing_id, "exhausted", "timeout again", 2)]
+    assert scalar(con, "SELECT trace_id FROM sluice_dead_letters") == trace
     assert scalar(con, "SELECT count(*) FROM sluice_claims") == 0
     con.close()
 
@@ -475,6 +478,9 @@ def a_breaker_a_worker_recorded_holds_sql_claims_too(ext, tmp):
         assert scalar(con, "SELECT sluice_fail('mailer', ?, 'mail API down')",
                       (event["id"],)) == "pending"
     assert json.loads(scalar(con, "SELECT sluice_claim('mailer')")) == []  # open
+    assert con.execute("SELECT breaker, breaker_failures, breaker_open_until, "
+                       "breaker_cool_down_ms FROM sluice_stats").fetchone() \
+        == ("open", 2, 1800000060000, 60000)
     scalar(con, "SELECT sluice_clock_advance(61000)")
     probe = json.loads(scalar(con, "SELECT sluice_claim('mailer')"))
     assert len(probe) == 1, probe  # half-open: one event goes through
@@ -495,6 +501,8 @@ def a_breaker_a_worker_recorded_holds_sql_claims_too(ext, tmp):
     for event in rest:
         scalar(con, "SELECT sluice_done('mailer', ?)", (event["id"],))
     assert scalar(con, "SELECT count(*) FROM sluice_dead_letters") == 0
+    assert con.execute("SELECT breaker, breaker_failures, breaker_open_until FROM sluice_stats"
+                       ).fetchone() == ("closed", 0, None)
     con.close()
 
 
