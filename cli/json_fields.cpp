@@ -15,6 +15,7 @@ Json event_json(const Event& event) {
   // The library validated the payload on enqueue; keep it verbatim should it ever not parse.
   Json payload = Json::parse(event.payload, nullptr, false);
   if (payload.is_discarded()) payload = event.payload;
+  const std::string trace = trace_id(event);
   return Json{{"seq", event.seq},
               {"id", event.id},
               {"topic", event.topic},
@@ -23,7 +24,7 @@ Json event_json(const Event& event) {
               {"dedup_key", event.dedup_key},
               {"created_at", format_time(event.created_at)},
               {"not_before", time_json(event.not_before)},
-              {"trace_id", trace_id(event).empty() ? Json(nullptr) : Json(trace_id(event))},
+              {"trace_id", trace.empty() ? Json(nullptr) : Json(trace)},
               {"headers", headers},
               {"payload", payload}};
 }

@@ -29,6 +29,21 @@ void fill(sluice_drain_result* result, const DrainResult& drained) {
              .dead_lettered = drained.dead_lettered};
 }
 
+// sluice_harness_subscribe and its _v2: one path, its errors named for `function`.
+int harness_subscribe(const std::string& function, sluice_harness* harness, const char* consumer,
+                      const char* topic, sluice_handler handler, void* user_data,
+                      const sluice_consumer_options_v2& options, char** errmsg) {
+  return run(errmsg, [&] {
+    require(harness, (function + ": harness is NULL").c_str());
+    DatabaseUse use(&harness->db, function.c_str());
+    require(consumer, (function + ": consumer is NULL").c_str());
+    require(topic, (function + ": topic is NULL").c_str());
+    if (handler == nullptr) throw sluice::InvalidArgument(function + ": handler is NULL");
+    harness->harness.subscribe(consumer, topic, to_handler(handler, user_data),
+                               to_consumer_options(options));
+  });
+}
+
 }  // namespace
 }  // namespace sluice::c_api
 
@@ -68,37 +83,18 @@ int sluice_harness_set_time(sluice_harness* harness, int64_t now_ms, char** errm
 int sluice_harness_subscribe(sluice_harness* harness, const char* consumer, const char* topic,
                              sluice_handler handler, void* user_data,
                              const sluice_consumer_options* options, char** errmsg) {
-  using namespace sluice::c_api;
-  return run(errmsg, [&] {
-    require(harness, "sluice_harness_subscribe: harness is NULL");
-    DatabaseUse use(&harness->db, "sluice_harness_subscribe");
-    require(consumer, "sluice_harness_subscribe: consumer is NULL");
-    require(topic, "sluice_harness_subscribe: topic is NULL");
-    if (handler == nullptr) {
-      throw sluice::InvalidArgument("sluice_harness_subscribe: handler is NULL");
-    }
-    harness->harness.subscribe(
-        consumer, topic, to_handler(handler, user_data),
-        to_consumer_options(options != nullptr ? *options : sluice_consumer_defaults()));
-  });
+  sluice_consumer_options_v2 chosen = sluice_consumer_defaults_v2();
+  if (options != nullptr) chosen.base = *options;
+  return sluice::c_api::harness_subscribe("sluice_harness_subscribe", harness, consumer, topic,
+                                          handler, user_data, chosen, errmsg);
 }
 
 int sluice_harness_subscribe_v2(sluice_harness* harness, const char* consumer, const char* topic,
                                 sluice_handler handler, void* user_data,
                                 const sluice_consumer_options_v2* options, char** errmsg) {
-  using namespace sluice::c_api;
-  return run(errmsg, [&] {
-    require(harness, "sluice_harness_subscribe_v2: harness is NULL");
-    DatabaseUse use(&harness->db, "sluice_harness_subscribe_v2");
-    require(consumer, "sluice_harness_subscribe_v2: consumer is NULL");
-    require(topic, "sluice_harness_subscribe_v2: topic is NULL");
-    if (handler == nullptr) {
-      throw sluice::InvalidArgument("sluice_harness_subscribe_v2: handler is NULL");
-    }
-    harness->harness.subscribe(
-        consumer, topic, to_handler(handler, user_data),
-        to_consumer_options(options != nullptr ? *options : sluice_consumer_defaults_v2()));
-  });
+  return sluice::c_api::harness_subscribe(
+      "sluice_harness_subscribe_v2", harness, consumer, topic, handler, user_data,
+      options != nullptr ? *options : sluice_consumer_defaults_v2(), errmsg);
 }
 
 int sluice_harness_enqueue(sluice_harness* harness, const sluice_new_event* event,

@@ -16,6 +16,26 @@ struct sluice_worker {
   sluice::Worker worker;
 };
 
+namespace sluice::c_api {
+namespace {
+
+// sluice_worker_subscribe and its _v2: one path, its errors named for `function`.
+int worker_subscribe(const std::string& function, sluice_worker* worker, const char* consumer,
+                     const char* topic, sluice_handler handler, void* user_data,
+                     const sluice_consumer_options_v2& options, char** errmsg) {
+  return run(errmsg, [&] {
+    require(worker, (function + ": worker is NULL").c_str());
+    require(consumer, (function + ": consumer is NULL").c_str());
+    require(topic, (function + ": topic is NULL").c_str());
+    if (handler == nullptr) throw sluice::InvalidArgument(function + ": handler is NULL");
+    worker->worker.subscribe(consumer, topic, to_handler(handler, user_data),
+                             to_consumer_options(options));
+  });
+}
+
+}  // namespace
+}  // namespace sluice::c_api
+
 extern "C" {
 
 sluice_consumer_options sluice_consumer_defaults(void) {
@@ -54,35 +74,18 @@ int sluice_worker_open(const char* path, sluice_worker** worker, char** errmsg) 
 int sluice_worker_subscribe(sluice_worker* worker, const char* consumer, const char* topic,
                             sluice_handler handler, void* user_data,
                             const sluice_consumer_options* options, char** errmsg) {
-  using namespace sluice::c_api;
-  return run(errmsg, [&] {
-    require(worker, "sluice_worker_subscribe: worker is NULL");
-    require(consumer, "sluice_worker_subscribe: consumer is NULL");
-    require(topic, "sluice_worker_subscribe: topic is NULL");
-    if (handler == nullptr)
-      throw sluice::InvalidArgument("sluice_worker_subscribe: handler is NULL");
-    const sluice_consumer_options chosen =
-        options != nullptr ? *options : sluice_consumer_defaults();
-    worker->worker.subscribe(consumer, topic, to_handler(handler, user_data),
-                             to_consumer_options(chosen));
-  });
+  sluice_consumer_options_v2 chosen = sluice_consumer_defaults_v2();
+  if (options != nullptr) chosen.base = *options;
+  return sluice::c_api::worker_subscribe("sluice_worker_subscribe", worker, consumer, topic,
+                                         handler, user_data, chosen, errmsg);
 }
 
 int sluice_worker_subscribe_v2(sluice_worker* worker, const char* consumer, const char* topic,
                                sluice_handler handler, void* user_data,
                                const sluice_consumer_options_v2* options, char** errmsg) {
-  using namespace sluice::c_api;
-  return run(errmsg, [&] {
-    require(worker, "sluice_worker_subscribe_v2: worker is NULL");
-    require(consumer, "sluice_worker_subscribe_v2: consumer is NULL");
-    require(topic, "sluice_worker_subscribe_v2: topic is NULL");
-    if (handler == nullptr)
-      throw sluice::InvalidArgument("sluice_worker_subscribe_v2: handler is NULL");
-    const sluice_consumer_options_v2 chosen =
-        options != nullptr ? *options : sluice_consumer_defaults_v2();
-    worker->worker.subscribe(consumer, topic, to_handler(handler, user_data),
-                             to_consumer_options(chosen));
-  });
+  return sluice::c_api::worker_subscribe(
+      "sluice_worker_subscribe_v2", worker, consumer, topic, handler, user_data,
+      options != nullptr ? *options : sluice_consumer_defaults_v2(), errmsg);
 }
 
 int sluice_worker_run_until_idle(sluice_worker* worker, sluice_drain_result* result,
